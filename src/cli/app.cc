@@ -1,7 +1,6 @@
 #include "cli/app.h"
 
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <exception>
 

@@ -14,8 +14,8 @@ template <typename T>
 class [[nodiscard]] Result {
  public:
   // Implicit on purpose, so functions can `return value;` or `return status;`.
-  Result(T value) : v_(std::move(value)) {}                 // NOLINT
-  Result(Status status) : v_(std::move(status)) {          // NOLINT
+  Result(T value) : v_(std::move(value)) {}        // NOLINT
+  Result(Status status) : v_(std::move(status)) {  // NOLINT
     assert(!std::get<Status>(v_).ok() && "Result constructed from an OK Status");
   }
 
@@ -41,8 +41,7 @@ class [[nodiscard]] Result {
 #define XET_CONCAT_INNER(a, b) a##b
 #define XET_CONCAT(a, b) XET_CONCAT_INNER(a, b)
 // `XET_ASSIGN_OR_RETURN(auto x, Foo());` declares x from Foo()'s value, or returns its Status.
-#define XET_ASSIGN_OR_RETURN(decl, expr)                          \
-  auto XET_CONCAT(_xet_res_, __LINE__) = (expr);                  \
-  if (!XET_CONCAT(_xet_res_, __LINE__).ok())                      \
-    return XET_CONCAT(_xet_res_, __LINE__).status();              \
+#define XET_ASSIGN_OR_RETURN(decl, expr)                                                      \
+  auto XET_CONCAT(_xet_res_, __LINE__) = (expr);                                              \
+  if (!XET_CONCAT(_xet_res_, __LINE__).ok()) return XET_CONCAT(_xet_res_, __LINE__).status(); \
   decl = std::move(XET_CONCAT(_xet_res_, __LINE__)).value()

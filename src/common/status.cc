@@ -4,15 +4,24 @@ namespace xet {
 
 const char* CodeName(Status::Code code) {
   switch (code) {
-    case Status::Code::kOk: return "OK";
-    case Status::Code::kInvalidArgument: return "InvalidArgument";
-    case Status::Code::kNotFound: return "NotFound";
-    case Status::Code::kCorruption: return "Corruption";
-    case Status::Code::kIoError: return "IoError";
-    case Status::Code::kOutOfRange: return "OutOfRange";
-    case Status::Code::kResourceExhausted: return "ResourceExhausted";
-    case Status::Code::kUnimplemented: return "Unimplemented";
-    case Status::Code::kInternal: return "Internal";
+    case Status::Code::kOk:
+      return "OK";
+    case Status::Code::kInvalidArgument:
+      return "InvalidArgument";
+    case Status::Code::kNotFound:
+      return "NotFound";
+    case Status::Code::kCorruption:
+      return "Corruption";
+    case Status::Code::kIoError:
+      return "IoError";
+    case Status::Code::kOutOfRange:
+      return "OutOfRange";
+    case Status::Code::kResourceExhausted:
+      return "ResourceExhausted";
+    case Status::Code::kUnimplemented:
+      return "Unimplemented";
+    case Status::Code::kInternal:
+      return "Internal";
   }
   return "Unknown";
 }

@@ -34,9 +34,7 @@ class Status {
   static Status Corruption(std::string_view msg) { return {Code::kCorruption, msg}; }
   static Status IoError(std::string_view msg) { return {Code::kIoError, msg}; }
   static Status OutOfRange(std::string_view msg) { return {Code::kOutOfRange, msg}; }
-  static Status ResourceExhausted(std::string_view msg) {
-    return {Code::kResourceExhausted, msg};
-  }
+  static Status ResourceExhausted(std::string_view msg) { return {Code::kResourceExhausted, msg}; }
   static Status Unimplemented(std::string_view msg) { return {Code::kUnimplemented, msg}; }
   static Status Internal(std::string_view msg) { return {Code::kInternal, msg}; }
 
@@ -63,8 +61,8 @@ const char* CodeName(Status::Code code);
 }  // namespace xet
 
 // Returns early from the enclosing function if `expr` yields a non-OK Status.
-#define XET_RETURN_IF_ERROR(expr)        \
-  do {                                   \
-    ::xet::Status _xet_st = (expr);      \
-    if (!_xet_st.ok()) return _xet_st;   \
+#define XET_RETURN_IF_ERROR(expr)      \
+  do {                                 \
+    ::xet::Status _xet_st = (expr);    \
+    if (!_xet_st.ok()) return _xet_st; \
   } while (0)

@@ -73,12 +73,8 @@ std::string Hash::ToRawHex() const {
   return s;
 }
 
-bool Hash::IsZero() const {
-  return (Word(0) | Word(1) | Word(2) | Word(3)) == 0;
-}
+bool Hash::IsZero() const { return (Word(0) | Word(1) | Word(2) | Word(3)) == 0; }
 
-bool Hash::IsAllOnes() const {
-  return (Word(0) & Word(1) & Word(2) & Word(3)) == ~uint64_t{0};
-}
+bool Hash::IsAllOnes() const { return (Word(0) & Word(1) & Word(2) & Word(3)) == ~uint64_t{0}; }
 
 }  // namespace xet

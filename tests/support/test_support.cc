@@ -69,9 +69,10 @@ std::vector<uint8_t> RandomBytes(size_t n, uint64_t seed) {
 }
 
 std::vector<uint8_t> TextLikeBytes(size_t n, uint64_t seed) {
-  static const char* kWords[] = {"model", "layer", "weight", "tensor", "the", "of", "2026",
-                                 "checkpoint", "gradient", "0.125", "-3.5e-4", ",", "\n",
-                                 "vehicle", "Seattle", "electric", "battery", "id=", "42"};
+  static const char* kWords[] = {"model",    "layer",   "weight",     "tensor",   "the",
+                                 "of",       "2026",    "checkpoint", "gradient", "0.125",
+                                 "-3.5e-4",  ",",       "\n",         "vehicle",  "Seattle",
+                                 "electric", "battery", "id=",        "42"};
   constexpr size_t kNumWords = sizeof(kWords) / sizeof(kWords[0]);
   std::vector<uint8_t> out;
   out.reserve(n + 16);

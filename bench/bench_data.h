@@ -1,0 +1,17 @@
+// Deterministic benchmark inputs, generated once per process.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace xet::bench {
+
+// 1 GiB unless XETSTORE_BENCH_BYTES overrides it (CI runs a short mode).
+size_t BenchBytes();
+// Random bytes (incompressible), BenchBytes() long, cached.
+const std::vector<uint8_t>& RandomData();
+// Text-like bytes (compressible, CSV/log-like), BenchBytes() long, cached.
+const std::vector<uint8_t>& TextData();
+
+}  // namespace xet::bench

@@ -1,0 +1,109 @@
+// The optimized, streaming chunker against the spec's byte-at-a-time loop.
+#include "format/chunker.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "support/reference_chunker.h"
+#include "support/test_support.h"
+
+namespace xet {
+namespace {
+
+using testing::ReferenceChunkBoundaries;
+
+// Feeds `data` to a Chunker in blocks whose sizes come from `next_block`.
+template <typename F>
+std::vector<uint64_t> StreamBoundaries(std::span<const uint8_t> data, F next_block) {
+  Chunker chunker;
+  std::vector<uint64_t> ends;
+  uint64_t consumed = 0;  // stream offset of the start of the current block remainder
+  size_t pos = 0;
+  while (pos < data.size()) {
+    const size_t block = std::min(next_block(), data.size() - pos);
+    std::span<const uint8_t> rest = data.subspan(pos, block);
+    while (!rest.empty()) {
+      const size_t n = chunker.NextBoundary(rest);
+      if (n == 0) {
+        consumed += rest.size();
+        break;
+      }
+      consumed += n;
+      ends.push_back(consumed);
+      rest = rest.subspan(n);
+    }
+    pos += block;
+  }
+  if (chunker.Finish() > 0) ends.push_back(consumed);
+  return ends;
+}
+
+// Data with frequent boundaries: a short repeating pattern with many mask hits mixed in.
+std::vector<uint8_t> MixedData(size_t n, uint64_t seed) {
+  auto data = testing::RandomBytes(n, seed);
+  const auto text = testing::TextLikeBytes(n, seed);
+  for (size_t i = 0; i < n; i += 50000) {  // alternate random, text and constant runs
+    const size_t end = std::min(n, i + 20000);
+    for (size_t k = i; k < end; ++k) data[k] = (i / 50000) % 2 ? text[k] : 7;
+  }
+  return data;
+}
+
+TEST(Chunker, MatchesReferenceOnVariedData) {
+  for (uint64_t seed : {1u, 2u, 3u}) {
+    for (const auto& data : {testing::RandomBytes(3'000'000, seed),
+                             testing::TextLikeBytes(3'000'000, seed), MixedData(3'000'000, seed)}) {
+      const auto expected = ReferenceChunkBoundaries(data);
+      ASSERT_FALSE(expected.empty());
+      EXPECT_EQ(ChunkBoundaries(data), expected) << "seed " << seed;
+    }
+  }
+}
+
+TEST(Chunker, StreamingInAnyBlockSizesGivesSameBoundaries) {
+  const auto data = MixedData(2'000'000, 9);
+  const auto expected = ReferenceChunkBoundaries(data);
+  for (size_t fixed : {1ul, 7ul, 63ul, 64ul, 65ul, 4095ul, 8191ul, 8192ul, 65536ul, 131073ul}) {
+    if (fixed < 64 && data.size() > 300'000) {
+      // Tiny blocks are slow; check them on a prefix.
+      std::span<const uint8_t> prefix(data.data(), 300'000);
+      EXPECT_EQ(StreamBoundaries(prefix, [&] { return fixed; }), ReferenceChunkBoundaries(prefix))
+          << "block " << fixed;
+      continue;
+    }
+    EXPECT_EQ(StreamBoundaries(data, [&] { return fixed; }), expected) << "block " << fixed;
+  }
+  std::mt19937_64 rng(5);
+  for (int trial = 0; trial < 5; ++trial) {
+    EXPECT_EQ(StreamBoundaries(data, [&] { return 1 + rng() % 200'000; }), expected);
+  }
+}
+
+TEST(Chunker, EdgeSizes) {
+  EXPECT_TRUE(ChunkBoundaries({}).empty());
+  for (size_t n : {1ul, 100ul, 8191ul, 8192ul, 8193ul, 131071ul, 131072ul, 131073ul, 262144ul}) {
+    const std::vector<uint8_t> zeros(n, 0);
+    EXPECT_EQ(ChunkBoundaries(zeros), ReferenceChunkBoundaries(zeros)) << n;
+    const auto rnd = testing::RandomBytes(n, n);
+    EXPECT_EQ(ChunkBoundaries(rnd), ReferenceChunkBoundaries(rnd)) << n;
+  }
+}
+
+TEST(Chunker, ChunkSizesStayWithinLimits) {
+  const auto data = MixedData(4'000'000, 11);
+  uint64_t prev = 0;
+  const auto ends = ChunkBoundaries(data);
+  for (size_t i = 0; i < ends.size(); ++i) {
+    const uint64_t size = ends[i] - prev;
+    EXPECT_LE(size, kMaxChunkSize);
+    if (i + 1 < ends.size()) {
+      EXPECT_GE(size, kMinChunkSize);
+    }
+    prev = ends[i];
+  }
+  EXPECT_EQ(prev, data.size());
+}
+
+}  // namespace
+}  // namespace xet
