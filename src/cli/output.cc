@@ -1,0 +1,34 @@
+#include "cli/output.h"
+
+#include <cstdio>
+
+namespace xet::cli {
+
+void PrintError(std::string_view what, std::string_view hint) {
+  std::fprintf(stderr, "xetstore: error: %.*s\n", static_cast<int>(what.size()), what.data());
+  if (!hint.empty()) {
+    std::fprintf(stderr, "hint: %.*s\n", static_cast<int>(hint.size()), hint.data());
+  }
+}
+
+int ReportFailure(const Status& status, std::string_view hint) {
+  PrintError(status.message().empty() ? status.ToString() : status.message(), hint);
+  return kExitFailure;
+}
+
+std::string HumanBytes(uint64_t bytes) {
+  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  if (bytes < 1024) return std::to_string(bytes) + " B";
+  double v = static_cast<double>(bytes);
+  int unit = 0;
+  while (v >= 1024 && unit < 6) {
+    v /= 1024;
+    ++unit;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), v < 10 ? "%.2f %s" : (v < 100 ? "%.1f %s" : "%.0f %s"), v,
+                kUnits[unit]);
+  return buf;
+}
+
+}  // namespace xet::cli

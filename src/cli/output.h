@@ -1,0 +1,25 @@
+// Terminal output helpers shared by all commands: one-line errors, human-readable sizes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace xet::cli {
+
+// Exit codes used by every command.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
+
+// Prints "xetstore: error: <what>" (and a hint line when given) to stderr.
+void PrintError(std::string_view what, std::string_view hint = {});
+// Prints a failed Status as a one-line error; returns kExitFailure.
+int ReportFailure(const Status& status, std::string_view hint = {});
+
+// 1536 -> "1.5 KiB"; values below 1 KiB print as "N B".
+std::string HumanBytes(uint64_t bytes);
+
+}  // namespace xet::cli

@@ -1,0 +1,64 @@
+#include "common/byte_source.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace xet {
+namespace {
+
+class FdSource final : public ByteSource {
+ public:
+  FdSource(int fd, std::string name, bool owned) : fd_(fd), name_(std::move(name)), owned_(owned) {}
+  ~FdSource() override {
+    if (owned_) ::close(fd_);
+  }
+  FdSource(const FdSource&) = delete;
+  FdSource& operator=(const FdSource&) = delete;
+
+  Result<size_t> Read(std::span<uint8_t> buf) override {
+    size_t total = 0;
+    // Fill the buffer as far as the stream allows, so callers see large blocks from pipes.
+    while (total < buf.size()) {
+      const ssize_t n = ::read(fd_, buf.data() + total, buf.size() - total);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return Status::IoError("read " + name_ + ": " + std::strerror(errno));
+      }
+      if (n == 0) break;
+      total += static_cast<size_t>(n);
+    }
+    return total;
+  }
+
+ private:
+  int fd_;
+  std::string name_;
+  bool owned_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<ByteSource>> OpenFileSource(const std::string& path) {
+  if (path == "-") return std::unique_ptr<ByteSource>(new FdSource(0, "stdin", false));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ENOENT) return Status::NotFound(path + ": no such file");
+    return Status::IoError(path + ": " + std::strerror(err));
+  }
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  return std::unique_ptr<ByteSource>(new FdSource(fd, path, true));
+}
+
+Result<size_t> MemorySource::Read(std::span<uint8_t> buf) {
+  const size_t n = std::min(buf.size(), data_.size() - pos_);
+  std::memcpy(buf.data(), data_.data() + pos_, n);
+  pos_ += n;
+  return n;
+}
+
+}  // namespace xet
