@@ -1,6 +1,9 @@
 #include "bench_data.h"
 
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 namespace xet::bench {
@@ -47,6 +50,15 @@ std::vector<uint8_t> MakeText(size_t n) {
   return out;
 }
 
+std::vector<uint8_t> LoadFile(const char* path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    std::fprintf(stderr, "cannot read %s\n", path);
+    std::exit(1);
+  }
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
+}
+
 }  // namespace
 
 size_t BenchBytes() {
@@ -55,7 +67,10 @@ size_t BenchBytes() {
 }
 
 const std::vector<uint8_t>& RandomData() {
-  static const std::vector<uint8_t> data = MakeRandom(BenchBytes());
+  static const std::vector<uint8_t> data = [] {
+    if (const char* path = std::getenv("XETSTORE_BENCH_RANDOM_FILE")) return LoadFile(path);
+    return MakeRandom(BenchBytes());
+  }();
   return data;
 }
 

@@ -9,7 +9,8 @@ namespace xet::bench {
 
 // 1 GiB unless XETSTORE_BENCH_BYTES overrides it (CI runs a short mode).
 size_t BenchBytes();
-// Random bytes (incompressible), BenchBytes() long, cached.
+// Random bytes (incompressible), BenchBytes() long, cached; or the contents of the file
+// named by XETSTORE_BENCH_RANDOM_FILE (so scripts can time other tools on the same bytes).
 const std::vector<uint8_t>& RandomData();
 // Text-like bytes (compressible, CSV/log-like), BenchBytes() long, cached.
 const std::vector<uint8_t>& TextData();
