@@ -22,6 +22,10 @@ const char* CodeName(Status::Code code) {
       return "Unimplemented";
     case Status::Code::kInternal:
       return "Internal";
+    case Status::Code::kUnauthenticated:
+      return "Unauthenticated";
+    case Status::Code::kPermissionDenied:
+      return "PermissionDenied";
   }
   return "Unknown";
 }

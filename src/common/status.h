@@ -24,6 +24,8 @@ class Status {
     kResourceExhausted,  // a size limit was exceeded
     kUnimplemented,
     kInternal,
+    kUnauthenticated,   // no or bad credentials
+    kPermissionDenied,  // valid credentials, insufficient scope
   };
 
   Status() = default;  // OK
@@ -37,6 +39,10 @@ class Status {
   static Status ResourceExhausted(std::string_view msg) { return {Code::kResourceExhausted, msg}; }
   static Status Unimplemented(std::string_view msg) { return {Code::kUnimplemented, msg}; }
   static Status Internal(std::string_view msg) { return {Code::kInternal, msg}; }
+  static Status Unauthenticated(std::string_view msg) { return {Code::kUnauthenticated, msg}; }
+  static Status PermissionDenied(std::string_view msg) {
+    return {Code::kPermissionDenied, msg};
+  }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
