@@ -1,0 +1,271 @@
+#include "store/local_object_store.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <system_error>
+
+#include "store/unique_fd.h"
+
+namespace xet {
+namespace {
+
+constexpr std::string_view kTempPrefix = ".tmp-";
+
+Status ErrnoStatus(std::string_view op, std::string_view what, int err) {
+  std::string msg;
+  msg.append(op).append(" ").append(what).append(": ").append(std::strerror(err));
+  if (err == ENOENT) return Status::NotFound(msg);
+  return Status::IoError(msg);
+}
+
+// The directory part of a key ("" for a top-level key) and its last segment.
+std::string_view DirOf(std::string_view key) {
+  const size_t slash = key.rfind('/');
+  return slash == std::string_view::npos ? std::string_view() : key.substr(0, slash);
+}
+std::string_view BaseOf(std::string_view key) {
+  const size_t slash = key.rfind('/');
+  return slash == std::string_view::npos ? key : key.substr(slash + 1);
+}
+
+Status FsyncPath(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd.valid()) return ErrnoStatus("open directory", path, errno);
+  if (::fsync(fd.get()) != 0) return ErrnoStatus("fsync directory", path, errno);
+  return Status::Ok();
+}
+
+Status WriteAll(int fd, std::span<const uint8_t> data, std::string_view what) {
+  size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus("write", what, errno);
+    }
+    done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
+Status PreadAll(int fd, uint64_t offset, std::span<uint8_t> out, std::string_view what) {
+  size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t n =
+        ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus("read", what, errno);
+    }
+    if (n == 0) return Status::OutOfRange("object " + std::string(what) + " shrank while read");
+    done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
+// Opens an object for reading and returns its descriptor and size.
+Status OpenForRead(const std::string& path, std::string_view key, UniqueFd* fd, uint64_t* size) {
+  fd->Reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd->valid()) return ErrnoStatus("open object", key, errno);
+  struct stat st {};
+  if (::fstat(fd->get(), &st) != 0) return ErrnoStatus("stat object", key, errno);
+  if (!S_ISREG(st.st_mode))
+    return Status::NotFound("object " + std::string(key) + " is not a file");
+  *size = static_cast<uint64_t>(st.st_size);
+  return Status::Ok();
+}
+
+// Removes every ".tmp-*" file under `dir` (recursively).
+Status RemoveTempFiles(const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::recursive_directory_iterator it(dir, ec), end;
+  if (ec) return Status::IoError("list " + dir.string() + ": " + ec.message());
+  for (; it != end; it.increment(ec)) {
+    if (ec) return Status::IoError("list " + dir.string() + ": " + ec.message());
+    const std::string name = it->path().filename().string();
+    if (name.starts_with(kTempPrefix) && !it->is_directory(ec)) {
+      if (::unlink(it->path().c_str()) != 0 && errno != ENOENT) {
+        return ErrnoStatus("remove temporary file", it->path().string(), errno);
+      }
+    }
+  }
+  if (ec) return Status::IoError("list " + dir.string() + ": " + ec.message());
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ObjectStore>> OpenLocalObjectStore(const std::string& root) {
+  XET_ASSIGN_OR_RETURN(auto store, LocalObjectStore::Open(root));
+  return std::unique_ptr<ObjectStore>(std::move(store));
+}
+
+Result<std::unique_ptr<LocalObjectStore>> LocalObjectStore::Open(const std::string& root) {
+  if (root.empty()) return Status::InvalidArgument("object store root is empty");
+  std::string clean = root;
+  while (clean.size() > 1 && clean.back() == '/') clean.pop_back();
+  std::error_code ec;
+  std::filesystem::create_directories(clean, ec);
+  if (ec) return Status::IoError("create object store root " + clean + ": " + ec.message());
+  if (!std::filesystem::is_directory(clean, ec)) {
+    return Status::InvalidArgument("object store root " + clean + " is not a directory");
+  }
+  // The root's own entry must be durable in its parent before any object is.
+  const std::filesystem::path parent = std::filesystem::absolute(clean, ec).parent_path();
+  if (!ec && !parent.empty()) XET_RETURN_IF_ERROR(FsyncPath(parent.string()));
+  XET_RETURN_IF_ERROR(RemoveTempFiles(clean));
+  XET_RETURN_IF_ERROR(FsyncPath(clean));
+  std::random_device rd;
+  const uint64_t nonce =
+      (static_cast<uint64_t>(rd()) << 32) ^ rd() ^ (static_cast<uint64_t>(::getpid()) << 16);
+  return std::unique_ptr<LocalObjectStore>(new LocalObjectStore(std::move(clean), nonce));
+}
+
+Status LocalObjectStore::EnsureDurableDir(const std::string& rel_dir) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (rel_dir.empty() || durable_dirs_.contains(rel_dir)) return Status::Ok();
+  }
+  // Walk down from the root: create each level, then fsync its parent so the entry is
+  // durable. Concurrent callers may both do this; mkdir's EEXIST and a repeated fsync are
+  // harmless.
+  size_t pos = 0;
+  while (true) {
+    const size_t slash = rel_dir.find('/', pos);
+    const std::string level = rel_dir.substr(0, slash);
+    bool known;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      known = durable_dirs_.contains(level);
+    }
+    if (!known) {
+      const std::string path = root_ + "/" + level;
+      if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+        return ErrnoStatus("create directory", path, errno);
+      }
+      const size_t parent_slash = level.rfind('/');
+      const std::string parent =
+          parent_slash == std::string::npos ? root_ : root_ + "/" + level.substr(0, parent_slash);
+      XET_RETURN_IF_ERROR(FsyncPath(parent));
+      std::lock_guard<std::mutex> lock(mu_);
+      durable_dirs_.insert(level);
+    }
+    if (slash == std::string::npos) break;
+    pos = slash + 1;
+  }
+  return Status::Ok();
+}
+
+std::string LocalObjectStore::TempName(std::string_view base) {
+  uint64_t n;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    n = ++temp_counter_;
+  }
+  char suffix[64];
+  std::snprintf(suffix, sizeof(suffix), "-%016llx-%llu", static_cast<unsigned long long>(nonce_),
+                static_cast<unsigned long long>(n));
+  std::string name(kTempPrefix);
+  name.append(base.substr(0, 64)).append(suffix);
+  return name;
+}
+
+Result<bool> LocalObjectStore::Put(std::string_view key, std::span<const uint8_t> data) {
+  XET_RETURN_IF_ERROR(ValidateObjectKey(key));
+  const std::string final_path = root_ + "/" + std::string(key);
+  struct stat st {};
+  if (::stat(final_path.c_str(), &st) == 0) {
+    if (!S_ISREG(st.st_mode)) {
+      return Status::InvalidArgument("object key " + std::string(key) + " names a directory");
+    }
+    return false;  // never overwrite
+  }
+
+  const std::string rel_dir(DirOf(key));
+  XET_RETURN_IF_ERROR(EnsureDurableDir(rel_dir));
+  const std::string dir_path = rel_dir.empty() ? root_ : root_ + "/" + rel_dir;
+
+  std::string temp_path;
+  UniqueFd fd;
+  for (int attempt = 0; attempt < 16 && !fd.valid(); ++attempt) {
+    temp_path = dir_path + "/" + TempName(BaseOf(key));
+    fd.Reset(::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+    if (!fd.valid() && errno != EEXIST) return ErrnoStatus("create temporary file for", key, errno);
+  }
+  if (!fd.valid()) return Status::IoError("no unique temporary name for " + std::string(key));
+
+  // From here on the temporary file must not survive an error.
+  auto drop_temp = [&](Status error) {
+    fd.Reset();
+    ::unlink(temp_path.c_str());
+    return error;
+  };
+  Status written = WriteAll(fd.get(), data, key);
+  if (!written.ok()) return drop_temp(written);
+  if (::fsync(fd.get()) != 0) return drop_temp(ErrnoStatus("fsync", key, errno));
+  if (fd.Reset() != 0) return drop_temp(ErrnoStatus("close", key, errno));
+
+  bool created = true;
+  if (::link(temp_path.c_str(), final_path.c_str()) != 0) {
+    if (errno != EEXIST) return drop_temp(ErrnoStatus("link object", key, errno));
+    created = false;  // another writer finished first: its object stands
+  }
+  if (::unlink(temp_path.c_str()) != 0 && errno != ENOENT) {
+    return ErrnoStatus("remove temporary file for", key, errno);
+  }
+  if (created) XET_RETURN_IF_ERROR(FsyncPath(dir_path));
+  return created;
+}
+
+Result<uint64_t> LocalObjectStore::Size(std::string_view key) {
+  XET_RETURN_IF_ERROR(ValidateObjectKey(key));
+  const std::string path = root_ + "/" + std::string(key);
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return ErrnoStatus("stat object", key, errno);
+  if (!S_ISREG(st.st_mode))
+    return Status::NotFound("object " + std::string(key) + " is not a file");
+  return static_cast<uint64_t>(st.st_size);
+}
+
+Status LocalObjectStore::ReadRange(std::string_view key, uint64_t offset, std::span<uint8_t> out) {
+  XET_RETURN_IF_ERROR(ValidateObjectKey(key));
+  UniqueFd fd;
+  uint64_t size = 0;
+  XET_RETURN_IF_ERROR(OpenForRead(root_ + "/" + std::string(key), key, &fd, &size));
+  if (offset > size || out.size() > size - offset) {
+    return Status::OutOfRange("range [" + std::to_string(offset) + ", " + std::to_string(offset) +
+                              "+" + std::to_string(out.size()) + ") outside object " +
+                              std::string(key) + " of " + std::to_string(size) + " bytes");
+  }
+  return PreadAll(fd.get(), offset, out, key);
+}
+
+Result<std::vector<uint8_t>> LocalObjectStore::Get(std::string_view key) {
+  XET_RETURN_IF_ERROR(ValidateObjectKey(key));
+  UniqueFd fd;
+  uint64_t size = 0;
+  XET_RETURN_IF_ERROR(OpenForRead(root_ + "/" + std::string(key), key, &fd, &size));
+  std::vector<uint8_t> bytes(size);
+  XET_RETURN_IF_ERROR(PreadAll(fd.get(), 0, bytes, key));
+  return bytes;
+}
+
+Status LocalObjectStore::Delete(std::string_view key) {
+  XET_RETURN_IF_ERROR(ValidateObjectKey(key));
+  const std::string path = root_ + "/" + std::string(key);
+  if (::unlink(path.c_str()) != 0) {
+    if (errno == ENOENT) return Status::Ok();
+    return ErrnoStatus("delete object", key, errno);
+  }
+  const std::string rel_dir(DirOf(key));
+  return FsyncPath(rel_dir.empty() ? root_ : root_ + "/" + rel_dir);
+}
+
+}  // namespace xet

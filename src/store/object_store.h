@@ -1,0 +1,64 @@
+// ObjectStore: immutable, content-addressed blobs (stored xorbs with footer, shards).
+//
+// Contract for every implementation (local directory now, S3-compatible later):
+// - An object appears under its final key whole or not at all: a crash at any point never
+//   leaves a partial object visible under its final name.
+// - A finished object is never overwritten: Put on an existing key leaves it untouched and
+//   reports that it existed (content addressing makes the bytes identical anyway).
+// - Put returns only after the object is durable (local: file and directory fsynced).
+// - Thread-safe: any number of threads may call any method concurrently.
+// Keys are relative paths of [0-9a-z_./-] characters without ".." segments, e.g.
+// "xorbs/ab/<hash hex>" (see XorbKey/ShardKey); others are rejected with InvalidArgument.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+#include "format/hash.h"
+
+namespace xet {
+
+class ObjectStore {
+ public:
+  virtual ~ObjectStore() = default;
+
+  // Stores `data` under `key` unless an object already exists there. Returns true when this
+  // call created the object, false when it already existed (nothing written).
+  virtual Result<bool> Put(std::string_view key, std::span<const uint8_t> data) = 0;
+
+  // Size in bytes of the object; NotFound if absent.
+  virtual Result<uint64_t> Size(std::string_view key) = 0;
+
+  // Reads out.size() bytes starting at `offset` into `out`. NotFound if absent,
+  // OutOfRange if [offset, offset + out.size()) is not inside the object.
+  virtual Status ReadRange(std::string_view key, uint64_t offset, std::span<uint8_t> out) = 0;
+
+  // The whole object; NotFound if absent.
+  virtual Result<std::vector<uint8_t>> Get(std::string_view key) = 0;
+
+  // Removes the object; OK if it was already absent.
+  virtual Status Delete(std::string_view key) = 0;
+};
+
+// OK if `key` is a valid object key: non-empty, relative, '/'-separated segments of
+// [0-9a-z_.-] characters, no empty segment and no segment starting with '.' (which also
+// excludes "." and ".."; dot-names are reserved for the stores' own temporary files).
+// InvalidArgument naming the key otherwise. Every ObjectStore method checks its key.
+Status ValidateObjectKey(std::string_view key);
+
+// "xorbs/<first 2 hex chars>/<xorb hash hex>"
+std::string XorbKey(const Hash& xorb_hash);
+// "shards/<shard hash hex>"
+std::string ShardKey(const Hash& shard_hash);
+
+// The embedded default: objects as files under `root` (created if missing). Writes go to a
+// temporary file in the same directory, are fsynced, renamed into place and the directory
+// is fsynced. Leftover temporary files from a crash are removed when the store is opened.
+Result<std::unique_ptr<ObjectStore>> OpenLocalObjectStore(const std::string& root);
+
+}  // namespace xet
