@@ -15,7 +15,10 @@
 //      random data show no difference. When the groups are at least kBg4EntropyGainBits
 //      bits/byte lower, BG4+LZ4 is used, otherwise plain LZ4. Cost: one pass over 4 KiB and
 //      ~1.3k table lookups per chunk, far below one LZ4 compression, so each chunk is
-//      compressed exactly once.
+//      compressed exactly once. Measured on 64 KiB chunks: it picks BG4 for float32, bf16,
+//      small int32 and int64 id columns (BG4 saves 6-45%) and LZ4 for text (BG4 would cost
+//      ~90%). Known miss: float64 values with zeroed low mantissa bytes look position-
+//      dependent but compress ~14% better with plain LZ4; use kBruteForce where that matters.
 //   2. If the chosen compression does not shrink the chunk, it is stored uncompressed
 //      (scheme 0), as the spec recommends.
 // CompressionPolicy::kBruteForce instead compresses with both LZ4 and BG4+LZ4 and keeps the

@@ -225,21 +225,20 @@ Status XorbBuilder::Add(std::span<const uint8_t> chunk, const Hash& chunk_hash) 
                                      " chunks, " + std::to_string(bytes_.size()) + " bytes");
   }
   const uint64_t unpacked_end = raw_size() + chunk.size();
-  const size_t start = bytes_.size();
-  bytes_.resize(start + kXorbChunkHeaderSize + ChunkCodec::MaxCompressedSize(chunk.size()));
-  const std::span<uint8_t> payload(bytes_.data() + start + kXorbChunkHeaderSize,
-                                   bytes_.size() - start - kXorbChunkHeaderSize);
-  Result<ChunkCodec::Compressed> c = codec_.Compress(chunk, policy_, payload);
-  if (!c.ok()) {
-    bytes_.resize(start);
-    return c.status();
+  // Compress into a scratch buffer sized once (no zero-fill per chunk), then append.
+  if (payload_.size() < ChunkCodec::MaxCompressedSize(chunk.size())) {
+    payload_.resize(ChunkCodec::MaxCompressedSize(kXorbMaxChunkSize));
   }
+  XET_ASSIGN_OR_RETURN(ChunkCodec::Compressed c, codec_.Compress(chunk, policy_, payload_));
   XorbChunkHeader h;
-  h.compressed_size = static_cast<uint32_t>(c->size);
-  h.scheme = static_cast<uint8_t>(c->scheme);
+  h.compressed_size = static_cast<uint32_t>(c.size);
+  h.scheme = static_cast<uint8_t>(c.scheme);
   h.uncompressed_size = static_cast<uint32_t>(chunk.size());
-  EncodeXorbChunkHeader(h, std::span<uint8_t>(bytes_.data() + start, kXorbChunkHeaderSize));
-  bytes_.resize(start + kXorbChunkHeaderSize + c->size);
+  uint8_t header[kXorbChunkHeaderSize];
+  EncodeXorbChunkHeader(h, header);
+  bytes_.insert(bytes_.end(), header, header + kXorbChunkHeaderSize);
+  bytes_.insert(bytes_.end(), payload_.begin(),
+                payload_.begin() + static_cast<std::ptrdiff_t>(c.size));
   table_.chunks.push_back({chunk_hash, chunk.size()});
   table_.boundary_offsets.push_back(static_cast<uint32_t>(bytes_.size()));
   table_.unpacked_offsets.push_back(static_cast<uint32_t>(unpacked_end));

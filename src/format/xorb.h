@@ -166,6 +166,7 @@ class XorbBuilder {
  private:
   CompressionPolicy policy_;
   ChunkCodec codec_;
+  std::vector<uint8_t> payload_;  // compression output, reused across chunks
   std::vector<uint8_t> bytes_;
   XorbChunkTable table_;
 };
