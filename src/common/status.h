@@ -40,9 +40,7 @@ class Status {
   static Status Unimplemented(std::string_view msg) { return {Code::kUnimplemented, msg}; }
   static Status Internal(std::string_view msg) { return {Code::kInternal, msg}; }
   static Status Unauthenticated(std::string_view msg) { return {Code::kUnauthenticated, msg}; }
-  static Status PermissionDenied(std::string_view msg) {
-    return {Code::kPermissionDenied, msg};
-  }
+  static Status PermissionDenied(std::string_view msg) { return {Code::kPermissionDenied, msg}; }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
