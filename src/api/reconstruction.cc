@@ -1,0 +1,452 @@
+#include "api/reconstruction.h"
+
+#include <algorithm>
+#include <bit>
+#include <charconv>
+#include <cstring>
+#include <string_view>
+#include <unordered_map>
+
+namespace xet {
+namespace {
+
+// ---- planning helpers ----
+
+// Open-addressing map from xorb hash to its index in the plan (linear probing).
+class XorbSlots {
+ public:
+  XorbSlots() : mask_(63), slots_(mask_ + 1, -1) {}
+
+  // Returns the index of `h`, inserting `next` when absent (then *inserted is true).
+  uint32_t FindOrInsert(const Hash& h, const std::vector<XorbFetchPlan>& xorbs, uint32_t next,
+                        bool* inserted) {
+    size_t i = Home(h);
+    while (true) {
+      int32_t s = slots_[i];
+      if (s < 0) break;
+      const Hash& k = xorbs[static_cast<size_t>(s)].hash;
+      if (k.Word(0) == h.Word(0) && k.Word(1) == h.Word(1) && k.Word(2) == h.Word(2) &&
+          k.Word(3) == h.Word(3)) {
+        *inserted = false;
+        return static_cast<uint32_t>(s);
+      }
+      i = (i + 1) & mask_;
+    }
+    *inserted = true;
+    slots_[i] = static_cast<int32_t>(next);
+    if (2 * (size_t{next} + 1) > mask_ + 1) Grow(xorbs, h, next);
+    return next;
+  }
+
+ private:
+  size_t Home(const Hash& h) const {
+    uint64_t mix = (h.Word(0) ^ h.Word(2)) * 0x9E3779B97F4A7C15ull;
+    return static_cast<size_t>(mix >> 20) & mask_;
+  }
+  // Doubles the table; `pending` (index `next`) is not yet in `xorbs`.
+  void Grow(const std::vector<XorbFetchPlan>& xorbs, const Hash& pending, uint32_t next) {
+    mask_ = 2 * mask_ + 1;
+    slots_.assign(mask_ + 1, -1);
+    auto place = [&](const Hash& h, uint32_t index) {
+      size_t i = Home(h);
+      while (slots_[i] >= 0) i = (i + 1) & mask_;
+      slots_[i] = static_cast<int32_t>(index);
+    };
+    for (uint32_t x = 0; x < next; ++x) place(xorbs[x].hash, x);
+    place(pending, next);
+  }
+
+  size_t mask_;
+  std::vector<int32_t> slots_;
+};
+
+uint32_t UncompressedStart(const XorbRecord& x, uint32_t chunk) {
+  return chunk == 0 ? 0 : x.chunks[chunk - 1].uncompressed_end;
+}
+uint32_t CompressedStart(const XorbRecord& x, uint32_t chunk) {
+  return chunk == 0 ? 0 : x.chunks[chunk - 1].compressed_end;
+}
+
+Status TermCorruption(const FileTerm& t, std::string_view what) {
+  return Status::Corruption(std::string("file term of xorb ") + t.xorb_hash.ToHex() + ": " +
+                            std::string(what));
+}
+
+// Sorts `ranges` by chunk start and merges overlapping or adjacent runs in place.
+void MergeRanges(std::vector<XorbFetchRange>* ranges) {
+  auto by_start = [](const XorbFetchRange& a, const XorbFetchRange& b) {
+    return a.chunk_start < b.chunk_start;
+  };
+  if (!std::is_sorted(ranges->begin(), ranges->end(), by_start)) {
+    std::sort(ranges->begin(), ranges->end(), by_start);
+  }
+  size_t out = 0;
+  for (size_t i = 0; i < ranges->size(); ++i) {
+    XorbFetchRange& r = (*ranges)[i];
+    if (out > 0 && r.chunk_start <= (*ranges)[out - 1].chunk_end) {
+      XorbFetchRange& cur = (*ranges)[out - 1];
+      if (r.chunk_end > cur.chunk_end) {
+        cur.chunk_end = r.chunk_end;
+        cur.bytes.last = r.bytes.last;
+      }
+    } else {
+      (*ranges)[out++] = r;
+    }
+  }
+  ranges->resize(out);
+}
+
+// ---- JSON writing ----
+
+// A growable output buffer written through raw pointers: Ensure(n) before writing at most
+// n bytes at cur(), then Advance(end).
+class JsonOut {
+ public:
+  explicit JsonOut(size_t initial) { buf_.resize(std::max<size_t>(initial, 256)); }
+  char* Ensure(size_t n) {
+    if (buf_.size() - pos_ < n) buf_.resize(std::max(buf_.size() * 2, pos_ + n));
+    return buf_.data() + pos_;
+  }
+  void Advance(char* end) { pos_ = static_cast<size_t>(end - buf_.data()); }
+  // Replaces a trailing ',' (if any) by `c`.
+  void CloseWith(char c) {
+    if (pos_ > 0 && buf_[pos_ - 1] == ',') --pos_;
+    Ensure(1)[0] = c;
+    ++pos_;
+  }
+  std::string Take() && {
+    buf_.resize(pos_);
+    return std::move(buf_);
+  }
+
+ private:
+  std::string buf_;
+  size_t pos_ = 0;
+};
+
+template <size_t N>
+inline char* Lit(char* p, const char (&s)[N]) {
+  std::memcpy(p, s, N - 1);
+  return p + N - 1;
+}
+inline char* Num(char* p, uint64_t v) { return std::to_chars(p, p + 20, v).ptr; }
+inline char* Hex(char* p, const char* hex) {
+  std::memcpy(p, hex, 64);
+  return p + 64;
+}
+
+constexpr size_t kTermJsonMax = 160;
+constexpr size_t kRangeJsonMax = 128;
+
+char* WriteTerm(char* p, const ReconstructionTerm& t, const char* hex) {
+  p = Lit(p, "{\"hash\":\"");
+  p = Hex(p, hex);
+  p = Lit(p, "\",\"unpacked_length\":");
+  p = Num(p, t.unpacked_length);
+  p = Lit(p, ",\"range\":{\"start\":");
+  p = Num(p, t.chunk_start);
+  p = Lit(p, ",\"end\":");
+  p = Num(p, t.chunk_end);
+  return Lit(p, "}},");
+}
+
+// Writes `"terms":[...]` content (without the key) i.e. "[t,t,...]".
+void WriteTermArray(JsonOut& out, const ReconstructionPlan& plan, const std::vector<char>& hexes) {
+  out.Advance(Lit(out.Ensure(1), "["));
+  for (const ReconstructionTerm& t : plan.terms) {
+    out.Advance(WriteTerm(out.Ensure(kTermJsonMax), t, &hexes[64 * size_t{t.xorb_index}]));
+  }
+  out.CloseWith(']');
+}
+
+std::vector<char> XorbHexes(const ReconstructionPlan& plan) {
+  std::vector<char> hexes(64 * plan.xorbs.size());
+  for (size_t i = 0; i < plan.xorbs.size(); ++i) plan.xorbs[i].hash.ToHex(&hexes[64 * i]);
+  return hexes;
+}
+
+// v1 fetch_info entries for one xorb: "[{...},{...}]".
+void WriteV1FetchEntries(JsonOut& out, const Hash& hash, const char* hex,
+                         std::span<const XorbFetchRange> ranges, TransferUrlSigner& signer) {
+  size_t url_max = signer.MaxUrlSize(1);
+  out.Advance(Lit(out.Ensure(1), "["));
+  for (const XorbFetchRange& r : ranges) {
+    char* p = out.Ensure(kRangeJsonMax + url_max);
+    p = Lit(p, "{\"range\":{\"start\":");
+    p = Num(p, r.chunk_start);
+    p = Lit(p, ",\"end\":");
+    p = Num(p, r.chunk_end);
+    p = Lit(p, "},\"url\":\"");
+    p = signer.WriteUrl(p, hash, hex, std::span<const ByteRange>(&r.bytes, 1));
+    p = Lit(p, "\",\"url_range\":{\"start\":");
+    p = Num(p, r.bytes.first);
+    p = Lit(p, ",\"end\":");
+    p = Num(p, r.bytes.last);
+    p = Lit(p, "}},");
+    out.Advance(p);
+  }
+  out.CloseWith(']');
+}
+
+size_t EstimateTermsSize(size_t terms) { return terms * 150 + 64; }
+
+}  // namespace
+
+Result<ReconstructionPlan> PlanReconstruction(const FileRecord& file, const XorbLookup& lookup,
+                                              std::optional<ByteRange> range) {
+  uint64_t total = 0;
+  for (const FileTerm& t : file.terms) {
+    if (t.unpacked_bytes == 0) return TermCorruption(t, "empty term");
+    total += t.unpacked_bytes;
+  }
+  if (total != file.size) {
+    return Status::Corruption("file terms add up to " + std::to_string(total) +
+                              " bytes, file size is " + std::to_string(file.size));
+  }
+  ReconstructionPlan plan;
+  uint64_t start = 0;
+  uint64_t end = total;  // exclusive
+  if (range) {
+    if (range->last < range->first) return Status::InvalidArgument("range end before start");
+    if (total == 0 && range->first == 0) return plan;
+    if (range->first >= total) {
+      return Status::OutOfRange("range start " + std::to_string(range->first) +
+                                " is not before the file size " + std::to_string(total));
+    }
+    start = range->first;
+    end = std::min(range->last, total - 1) + 1;
+  }
+  if (total == 0) return plan;
+
+  XorbSlots slots;
+  std::vector<const XorbRecord*> records;
+  plan.terms.reserve(file.terms.size());
+  uint32_t last_slot = 0;
+  uint64_t cum = 0;
+  for (const FileTerm& t : file.terms) {
+    uint64_t len = t.unpacked_bytes;
+    if (cum + len <= start) {
+      cum += len;
+      continue;
+    }
+    if (cum >= end) break;
+
+    bool inserted = false;
+    uint32_t slot = 0;
+    if (!plan.xorbs.empty() && plan.xorbs[last_slot].hash == t.xorb_hash) {
+      slot = last_slot;  // runs of terms from one xorb are common
+    } else {
+      slot = slots.FindOrInsert(t.xorb_hash, plan.xorbs, static_cast<uint32_t>(plan.xorbs.size()),
+                                &inserted);
+      last_slot = slot;
+    }
+    if (inserted) {
+      const XorbRecord* rec = lookup(t.xorb_hash);
+      if (rec == nullptr) return TermCorruption(t, "xorb unknown");
+      records.push_back(rec);
+      plan.xorbs.push_back(XorbFetchPlan{t.xorb_hash, {}});
+    }
+    const XorbRecord& x = *records[slot];
+    if (t.chunk_start >= t.chunk_end || t.chunk_end > x.chunks.size()) {
+      return TermCorruption(t, "chunk range outside the xorb's chunk table");
+    }
+    uint32_t base = UncompressedStart(x, t.chunk_start);
+    uint32_t term_end = x.chunks[t.chunk_end - 1].uncompressed_end;
+    if (term_end < base || term_end - base != t.unpacked_bytes) {
+      return TermCorruption(t, "unpacked size disagrees with the xorb's chunk table");
+    }
+
+    ReconstructionTerm out{slot, t.chunk_start, t.chunk_end, t.unpacked_bytes};
+    auto first_chunk = x.chunks.begin() + t.chunk_start;
+    auto last_chunk = x.chunks.begin() + t.chunk_end;
+    if (cum < start) {
+      // First term of a range starting inside it: skip the chunks that end at or before
+      // `start`; the rest of the way into the first kept chunk is offset_into_first_range.
+      uint64_t target = base + (start - cum);  // < term_end, fits in u32
+      auto it = std::upper_bound(
+          first_chunk, last_chunk, target,
+          [](uint64_t v, const XorbChunkRow& c) { return v < c.uncompressed_end; });
+      if (it == last_chunk) return TermCorruption(t, "chunk table not ascending");
+      out.chunk_start = static_cast<uint32_t>(it - x.chunks.begin());
+      plan.offset_into_first_range = target - UncompressedStart(x, out.chunk_start);
+    }
+    if (cum + len > end) {
+      // Last term of a range ending inside it: keep chunks up to the one holding end - 1.
+      uint64_t target = base + (end - cum);  // first byte not needed, relative to the xorb
+      auto it = std::lower_bound(
+          x.chunks.begin() + out.chunk_start, last_chunk, target,
+          [](const XorbChunkRow& c, uint64_t v) { return c.uncompressed_end < v; });
+      if (it == last_chunk) return TermCorruption(t, "chunk table not ascending");
+      out.chunk_end = static_cast<uint32_t>(it - x.chunks.begin()) + 1;
+    }
+    if (out.chunk_start != t.chunk_start || out.chunk_end != t.chunk_end) {
+      out.unpacked_length =
+          x.chunks[out.chunk_end - 1].uncompressed_end - UncompressedStart(x, out.chunk_start);
+    }
+    uint32_t byte_start = CompressedStart(x, out.chunk_start);
+    uint32_t byte_end = x.chunks[out.chunk_end - 1].compressed_end;  // exclusive
+    if (byte_end <= byte_start) {
+      return TermCorruption(t, "chunk table has empty or descending compressed offsets");
+    }
+    out.bytes_first = byte_start;
+    out.bytes_last = byte_end - 1u;
+    plan.terms.push_back(out);
+    cum += len;
+  }
+
+  // Group the terms' chunk ranges by xorb (counting sort), then sort and merge each group.
+  std::vector<uint32_t> first(plan.xorbs.size() + 1, 0);
+  for (const ReconstructionTerm& t : plan.terms) ++first[t.xorb_index + 1];
+  for (size_t i = 1; i < first.size(); ++i) first[i] += first[i - 1];
+  for (size_t i = 0; i < plan.xorbs.size(); ++i) {
+    plan.xorbs[i].ranges.reserve(first[i + 1] - first[i]);
+  }
+  for (const ReconstructionTerm& t : plan.terms) {
+    plan.xorbs[t.xorb_index].ranges.push_back(
+        XorbFetchRange{t.chunk_start, t.chunk_end, ByteRange{t.bytes_first, t.bytes_last}});
+  }
+  for (XorbFetchPlan& xp : plan.xorbs) MergeRanges(&xp.ranges);
+  return plan;
+}
+
+std::string SerializeReconstructionV2(const ReconstructionPlan& plan, TransferUrlSigner& signer,
+                                      const ReconstructionJsonOptions& options) {
+  std::vector<char> hexes = XorbHexes(plan);
+  size_t total_ranges = 0;
+  for (const XorbFetchPlan& x : plan.xorbs) total_ranges += x.ranges.size();
+  JsonOut out(EstimateTermsSize(plan.terms.size()) + total_ranges * (90 + 45) +
+              plan.xorbs.size() * (100 + signer.MaxUrlSize(0)));
+
+  char* p = out.Ensure(64);
+  p = Lit(p, "{\"offset_into_first_range\":");
+  p = Num(p, plan.offset_into_first_range);
+  p = Lit(p, ",\"terms\":");
+  out.Advance(p);
+  WriteTermArray(out, plan, hexes);
+  out.Advance(Lit(out.Ensure(16), ",\"xorbs\":{"));
+
+  size_t per_fetch = options.max_ranges_per_fetch == 0 ? SIZE_MAX : options.max_ranges_per_fetch;
+  std::vector<ByteRange> url_ranges;
+  for (size_t xi = 0; xi < plan.xorbs.size(); ++xi) {
+    const XorbFetchPlan& x = plan.xorbs[xi];
+    const char* hex = &hexes[64 * xi];
+    p = out.Ensure(72);
+    p = Lit(p, "\"");
+    p = Hex(p, hex);
+    p = Lit(p, "\":[");
+    out.Advance(p);
+    for (size_t begin = 0; begin < x.ranges.size(); begin += per_fetch) {
+      size_t n = std::min(per_fetch, x.ranges.size() - begin);
+      std::span<const XorbFetchRange> group(x.ranges.data() + begin, n);
+      url_ranges.clear();
+      for (const XorbFetchRange& r : group) url_ranges.push_back(r.bytes);
+      p = out.Ensure(32 + signer.MaxUrlSize(n));
+      p = Lit(p, "{\"url\":\"");
+      p = signer.WriteUrl(p, x.hash, hex, url_ranges);
+      p = Lit(p, "\",\"ranges\":[");
+      out.Advance(p);
+      for (const XorbFetchRange& r : group) {
+        p = out.Ensure(kRangeJsonMax);
+        p = Lit(p, "{\"chunks\":{\"start\":");
+        p = Num(p, r.chunk_start);
+        p = Lit(p, ",\"end\":");
+        p = Num(p, r.chunk_end);
+        p = Lit(p, "},\"bytes\":{\"start\":");
+        p = Num(p, r.bytes.first);
+        p = Lit(p, ",\"end\":");
+        p = Num(p, r.bytes.last);
+        p = Lit(p, "}},");
+        out.Advance(p);
+      }
+      out.CloseWith(']');
+      out.Advance(Lit(out.Ensure(2), "},"));
+    }
+    out.CloseWith(']');
+    out.Advance(Lit(out.Ensure(1), ","));
+  }
+  out.CloseWith('}');
+  out.CloseWith('}');
+  return std::move(out).Take();
+}
+
+std::string SerializeReconstructionV1(const ReconstructionPlan& plan, TransferUrlSigner& signer) {
+  std::vector<char> hexes = XorbHexes(plan);
+  size_t total_ranges = 0;
+  for (const XorbFetchPlan& x : plan.xorbs) total_ranges += x.ranges.size();
+  JsonOut out(EstimateTermsSize(plan.terms.size()) + plan.xorbs.size() * 72 +
+              total_ranges * (110 + signer.MaxUrlSize(1)));
+
+  char* p = out.Ensure(64);
+  p = Lit(p, "{\"offset_into_first_range\":");
+  p = Num(p, plan.offset_into_first_range);
+  p = Lit(p, ",\"terms\":");
+  out.Advance(p);
+  WriteTermArray(out, plan, hexes);
+  out.Advance(Lit(out.Ensure(16), ",\"fetch_info\":{"));
+  for (size_t xi = 0; xi < plan.xorbs.size(); ++xi) {
+    const char* hex = &hexes[64 * xi];
+    p = out.Ensure(72);
+    p = Lit(p, "\"");
+    p = Hex(p, hex);
+    p = Lit(p, "\":");
+    out.Advance(p);
+    WriteV1FetchEntries(out, plan.xorbs[xi].hash, hex, plan.xorbs[xi].ranges, signer);
+    out.Advance(Lit(out.Ensure(1), ","));
+  }
+  out.CloseWith('}');
+  out.CloseWith('}');
+  return std::move(out).Take();
+}
+
+std::string SerializeBatchReconstruction(std::span<const FileReconstruction> files,
+                                         TransferUrlSigner& signer) {
+  // Union of every plan's ranges per xorb, in first-use order.
+  std::vector<XorbFetchPlan> xorbs;
+  std::unordered_map<Hash, size_t, HashHasher> index;
+  std::unordered_map<Hash, bool, HashHasher> seen_files;
+  size_t total_terms = 0;
+  for (const FileReconstruction& f : files) {
+    if (f.plan == nullptr || !seen_files.emplace(f.file_hash, true).second) continue;
+    total_terms += f.plan->terms.size();
+    for (const XorbFetchPlan& x : f.plan->xorbs) {
+      auto [it, inserted] = index.emplace(x.hash, xorbs.size());
+      if (inserted) xorbs.push_back(XorbFetchPlan{x.hash, {}});
+      auto& ranges = xorbs[it->second].ranges;
+      ranges.insert(ranges.end(), x.ranges.begin(), x.ranges.end());
+    }
+  }
+  for (XorbFetchPlan& x : xorbs) MergeRanges(&x.ranges);
+
+  JsonOut out(EstimateTermsSize(total_terms) + files.size() * 72 + xorbs.size() * 72);
+  out.Advance(Lit(out.Ensure(16), "{\"files\":{"));
+  seen_files.clear();
+  for (const FileReconstruction& f : files) {
+    if (f.plan == nullptr || !seen_files.emplace(f.file_hash, true).second) continue;
+    char* p = out.Ensure(72);
+    p = Lit(p, "\"");
+    f.file_hash.ToHex(p);
+    p += 64;
+    p = Lit(p, "\":");
+    out.Advance(p);
+    WriteTermArray(out, *f.plan, XorbHexes(*f.plan));
+    out.Advance(Lit(out.Ensure(1), ","));
+  }
+  out.CloseWith('}');
+  out.Advance(Lit(out.Ensure(16), ",\"fetch_info\":{"));
+  char hex[64];
+  for (const XorbFetchPlan& x : xorbs) {
+    x.hash.ToHex(hex);
+    char* p = out.Ensure(72);
+    p = Lit(p, "\"");
+    p = Hex(p, hex);
+    p = Lit(p, "\":");
+    out.Advance(p);
+    WriteV1FetchEntries(out, x.hash, hex, x.ranges, signer);
+    out.Advance(Lit(out.Ensure(1), ","));
+  }
+  out.CloseWith('}');
+  out.CloseWith('}');
+  return std::move(out).Take();
+}
+
+}  // namespace xet

@@ -1,0 +1,131 @@
+#include "api/xorb_range_response.h"
+
+#include <openssl/rand.h>
+
+#include <algorithm>
+#include <vector>
+
+namespace xet {
+namespace {
+
+// A JSON error answer built here (not via HttpResponse::Error) so this library does not
+// depend on the server library. Messages are fixed ASCII without quotes.
+HttpResponse ErrorResponse(int status, std::string_view message) {
+  HttpResponse r;
+  r.status = status;
+  r.headers.Add("Content-Type", "application/json");
+  r.body = std::string("{\"error\":\"") + std::string(message) + "\"}";
+  return r;
+}
+
+std::string ContentRange(const ByteRange& r, uint64_t length) {
+  return "bytes " + std::to_string(r.first) + "-" + std::to_string(r.last) + "/" +
+         std::to_string(length);
+}
+
+std::string JsonSafe(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20) c = '\'';
+    out.push_back(c);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string NewMultipartBoundary() {
+  unsigned char raw[16];
+  if (RAND_bytes(raw, sizeof(raw)) != 1) {
+    // No randomness available (practically never): a fixed boundary. Clients that scan for
+    // the boundary could then be confused by xorb bytes containing it; accept that risk.
+    return "xetstore-byteranges-boundary";
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string s;
+  for (unsigned char b : raw) {
+    s.push_back(kHex[b >> 4]);
+    s.push_back(kHex[b & 0xF]);
+  }
+  return s;
+}
+
+HttpResponse BuildXorbRangeResponse(uint64_t chunk_data_length,
+                                    std::span<const ByteRange> signed_ranges,
+                                    std::optional<std::string_view> range_header,
+                                    const XorbReader& read,
+                                    const XorbRangeResponseOptions& options) {
+  if (!range_header)
+    return ErrorResponse(403, "a Range header within the signed ranges is required");
+  RangeParseOptions parse_options;
+  parse_options.allow_open_end = true;
+  auto parsed = ParseByteRanges(*range_header, parse_options);
+  if (!parsed.ok()) return ErrorResponse(400, "malformed Range header");
+  std::vector<ByteRange> ranges = std::move(parsed).value();
+
+  auto unsatisfiable = [&] {
+    HttpResponse r = ErrorResponse(416, "requested range not satisfiable");
+    r.headers.Add("Content-Range", "bytes */" + std::to_string(chunk_data_length));
+    return r;
+  };
+  // Resolve open ends against the data, then authorize against the signed set.
+  for (ByteRange& r : ranges) {
+    if (r.last == kOpenEnd) {
+      if (r.first >= chunk_data_length) return unsatisfiable();
+      r.last = chunk_data_length - 1;
+    }
+  }
+  if (!CheckRequestedRanges(signed_ranges, ranges)) {
+    return ErrorResponse(403, "requested range is outside the signed ranges");
+  }
+  uint64_t signed_total = 0;
+  for (const ByteRange& r : NormalizeByteRanges(signed_ranges)) signed_total += r.size();
+  uint64_t requested_total = 0;
+  for (ByteRange& r : ranges) {
+    if (r.first >= chunk_data_length) return unsatisfiable();
+    r.last = std::min(r.last, chunk_data_length - 1);
+    requested_total += r.size();
+  }
+  if (requested_total > signed_total) return unsatisfiable();
+
+  HttpResponse resp;
+  resp.status = 206;
+  if (ranges.size() == 1) {
+    const ByteRange& r = ranges[0];
+    resp.headers.Add("Content-Type", "application/octet-stream");
+    resp.headers.Add("Content-Range", ContentRange(r, chunk_data_length));
+    resp.body.resize(r.size());
+    Status st = read(r.first, std::span<uint8_t>(reinterpret_cast<uint8_t*>(resp.body.data()),
+                                                 resp.body.size()));
+    if (!st.ok()) return ErrorResponse(500, JsonSafe(st.ToString()));
+    return resp;
+  }
+
+  std::string boundary = options.boundary.empty() ? NewMultipartBoundary() : options.boundary;
+  std::vector<std::string> part_headers;
+  part_headers.reserve(ranges.size());
+  size_t body_size = 0;
+  for (const ByteRange& r : ranges) {
+    part_headers.push_back("--" + boundary +
+                           "\r\nContent-Type: application/octet-stream\r\nContent-Range: " +
+                           ContentRange(r, chunk_data_length) + "\r\n\r\n");
+    body_size += part_headers.back().size() + r.size() + 2;
+  }
+  body_size += 2 + boundary.size() + 4;
+  resp.body.reserve(body_size);
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    resp.body += part_headers[i];
+    size_t at = resp.body.size();
+    resp.body.resize(at + ranges[i].size());
+    Status st = read(
+        ranges[i].first,
+        std::span<uint8_t>(reinterpret_cast<uint8_t*>(resp.body.data() + at), ranges[i].size()));
+    if (!st.ok()) return ErrorResponse(500, JsonSafe(st.ToString()));
+    resp.body += "\r\n";
+  }
+  resp.body += "--" + boundary + "--\r\n";
+  resp.headers.Add("Content-Type", "multipart/byteranges; boundary=" + boundary);
+  return resp;
+}
+
+}  // namespace xet

@@ -1,0 +1,54 @@
+// The answer to a transfer GET (`/v1/transfer/xorb/default/<xorb>?<signed query>`) once
+// the signature has been verified: the requested byte ranges of the stored xorb's chunk
+// data, as 206 Partial Content.
+//
+// Decisions (the Xet spec: "a Range header requesting bytes outside the signed set returns
+// an authorization failure"; the JS client always sends the signed set as its Range, the
+// Rust client sends single signed sub-ranges):
+//   - no Range header                       -> 403 (the spec requires the Range header)
+//   - malformed Range (see byte_range.h; open-ended `a-` is allowed and resolved against
+//     the data length; suffix `-n` is rejected) or more than kMaxByteRanges ranges -> 400
+//   - a range not inside the signed set     -> 403
+//   - a range starting at or past the end of the chunk data -> 416, Content-Range: bytes */len
+//   - requested bytes in total more than the signed set holds (overlapping ranges used to
+//     amplify a response) -> 416 (RFC 7233 4.4 allows refusing overlapping range sets)
+//   - one range     -> 206, Content-Range: bytes a-b/len, application/octet-stream
+//   - several ranges -> 206, multipart/byteranges; boundary=B, parts in request order:
+//       "--B\r\nContent-Type: application/octet-stream\r\nContent-Range: bytes a-b/len\r\n\r\n"
+//       <bytes> "\r\n" ... "--B--\r\n"
+//   - a reader failure -> 500 with the JSON error body.
+// `len` in Content-Range is the chunk-data length (the footer is never served), and a range
+// end past it is clamped to it (RFC 7233).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "api/byte_range.h"
+#include "common/status.h"
+#include "server/http.h"
+
+namespace xet {
+
+// Reads out.size() bytes of the stored xorb object starting at `offset`.
+using XorbReader = std::function<Status(uint64_t offset, std::span<uint8_t> out)>;
+
+struct XorbRangeResponseOptions {
+  // The multipart boundary; empty = a fresh random one (16 random bytes as hex).
+  std::string boundary;
+};
+
+HttpResponse BuildXorbRangeResponse(uint64_t chunk_data_length,
+                                    std::span<const ByteRange> signed_ranges,
+                                    std::optional<std::string_view> range_header,
+                                    const XorbReader& read,
+                                    const XorbRangeResponseOptions& options = {});
+
+// A random multipart boundary: 32 lowercase hex digits.
+std::string NewMultipartBoundary();
+
+}  // namespace xet

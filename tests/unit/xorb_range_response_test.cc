@@ -1,0 +1,155 @@
+#include "api/xorb_range_response.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace xet {
+namespace {
+
+constexpr uint64_t kDataLength = 100;
+
+// A stored object: 100 bytes of chunk data (byte i = 'A' + i % 26) and a 20-byte footer.
+class XorbRangeResponseTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (size_t i = 0; i < kDataLength; ++i) object.push_back(static_cast<uint8_t>('A' + i % 26));
+    object.resize(kDataLength + 20, 0xEE);
+  }
+  XorbReader Reader() {
+    return [this](uint64_t offset, std::span<uint8_t> out) {
+      ++reads;
+      if (offset + out.size() > object.size()) return Status::IoError("short read");
+      std::memcpy(out.data(), object.data() + offset, out.size());
+      return Status::Ok();
+    };
+  }
+  HttpResponse Get(std::vector<ByteRange> signed_ranges, std::optional<std::string_view> range) {
+    XorbRangeResponseOptions o;
+    o.boundary = "BOUNDARY";
+    return BuildXorbRangeResponse(kDataLength, signed_ranges, range, Reader(), o);
+  }
+  std::string Data(uint64_t first, uint64_t last) {
+    return std::string(object.begin() + static_cast<long>(first),
+                       object.begin() + static_cast<long>(last) + 1);
+  }
+  std::vector<uint8_t> object;
+  int reads = 0;
+};
+
+std::string Header(const HttpResponse& r, std::string_view name) {
+  for (const auto& [k, v] : r.headers.fields()) {
+    if (k.size() == name.size() && strncasecmp(k.data(), name.data(), k.size()) == 0) return v;
+  }
+  return "<absent>";
+}
+
+TEST_F(XorbRangeResponseTest, SingleRange) {
+  HttpResponse r = Get({{10, 19}, {50, 59}}, "bytes=10-19");
+  EXPECT_EQ(r.status, 206);
+  EXPECT_EQ(Header(r, "Content-Range"), "bytes 10-19/100");
+  EXPECT_EQ(Header(r, "Content-Type"), "application/octet-stream");
+  EXPECT_EQ(r.body, Data(10, 19));
+}
+
+TEST_F(XorbRangeResponseTest, SubRangeOfASignedRange) {
+  HttpResponse r = Get({{0, 99}}, "bytes=40-44");
+  EXPECT_EQ(r.status, 206);
+  EXPECT_EQ(Header(r, "Content-Range"), "bytes 40-44/100");
+  EXPECT_EQ(r.body, "OPQRS");
+}
+
+TEST_F(XorbRangeResponseTest, TwoRangesAreMultipartByteranges) {
+  HttpResponse r = Get({{0, 4}, {10, 12}}, "bytes=0-4,10-12");
+  EXPECT_EQ(r.status, 206);
+  EXPECT_EQ(Header(r, "Content-Type"), "multipart/byteranges; boundary=BOUNDARY");
+  EXPECT_EQ(Header(r, "Content-Range"), "<absent>");
+  EXPECT_EQ(r.body,
+            "--BOUNDARY\r\n"
+            "Content-Type: application/octet-stream\r\n"
+            "Content-Range: bytes 0-4/100\r\n"
+            "\r\n"
+            "ABCDE\r\n"
+            "--BOUNDARY\r\n"
+            "Content-Type: application/octet-stream\r\n"
+            "Content-Range: bytes 10-12/100\r\n"
+            "\r\n"
+            "KLM\r\n"
+            "--BOUNDARY--\r\n");
+}
+
+TEST_F(XorbRangeResponseTest, PartsFollowRequestOrder) {
+  HttpResponse r = Get({{0, 4}, {10, 12}}, "bytes=10-10,0-0");
+  ASSERT_EQ(r.status, 206);
+  EXPECT_LT(r.body.find("bytes 10-10/100"), r.body.find("bytes 0-0/100"));
+}
+
+TEST_F(XorbRangeResponseTest, RandomBoundaryByDefault) {
+  std::vector<ByteRange> s = {{0, 4}, {10, 12}};
+  HttpResponse r = BuildXorbRangeResponse(kDataLength, s, "bytes=0-4,10-12", Reader());
+  std::string ct = Header(r, "Content-Type");
+  ASSERT_EQ(ct.rfind("multipart/byteranges; boundary=", 0), 0u);
+  std::string boundary = ct.substr(std::strlen("multipart/byteranges; boundary="));
+  EXPECT_EQ(boundary.size(), 32u);
+  EXPECT_EQ(r.body.rfind("--" + boundary + "\r\n", 0), 0u);
+  EXPECT_NE(boundary, NewMultipartBoundary());
+}
+
+TEST_F(XorbRangeResponseTest, MissingRangeIsForbidden) {
+  EXPECT_EQ(Get({{0, 99}}, std::nullopt).status, 403);
+  EXPECT_EQ(reads, 0);
+}
+
+TEST_F(XorbRangeResponseTest, RangeOutsideTheSignedSetIsForbidden) {
+  EXPECT_EQ(Get({{10, 19}}, "bytes=10-20").status, 403);
+  EXPECT_EQ(Get({{10, 19}}, "bytes=9-19").status, 403);
+  EXPECT_EQ(Get({{10, 19}, {30, 39}}, "bytes=10-19,20-29").status, 403);
+  EXPECT_EQ(Get({{10, 19}, {30, 39}}, "bytes=15-35").status, 403);
+  EXPECT_EQ(Get({{10, 19}}, "bytes=10-").status, 403);  // open end resolves to 10-99
+  EXPECT_EQ(reads, 0);
+}
+
+TEST_F(XorbRangeResponseTest, MalformedRangeIsBadRequest) {
+  for (const char* h : {"", "bytes=", "bytes=-5", "bytes=5-1", "bytes=a-b", "items=0-1"}) {
+    EXPECT_EQ(Get({{0, 99}}, h).status, 400) << h;
+  }
+}
+
+TEST_F(XorbRangeResponseTest, StartBeyondDataIsUnsatisfiable) {
+  // Signed past the chunk data (e.g. a record that disagrees with the object).
+  HttpResponse r = Get({{0, 199}}, "bytes=100-150");
+  EXPECT_EQ(r.status, 416);
+  EXPECT_EQ(Header(r, "Content-Range"), "bytes */100");
+  EXPECT_EQ(Get({{0, 199}}, "bytes=150-").status, 416);
+  EXPECT_EQ(reads, 0);
+}
+
+TEST_F(XorbRangeResponseTest, EndPastDataIsClampedAndFooterNeverServed) {
+  HttpResponse r = Get({{0, 199}}, "bytes=95-150");
+  EXPECT_EQ(r.status, 206);
+  EXPECT_EQ(Header(r, "Content-Range"), "bytes 95-99/100");
+  EXPECT_EQ(r.body, Data(95, 99));
+  r = Get({{0, 99}}, "bytes=90-");
+  EXPECT_EQ(r.status, 206);
+  EXPECT_EQ(Header(r, "Content-Range"), "bytes 90-99/100");
+}
+
+TEST_F(XorbRangeResponseTest, OverlappingAmplificationIsRefused) {
+  EXPECT_EQ(Get({{0, 9}}, "bytes=0-9,0-9").status, 416);
+  // Overlap within the signed total is fine.
+  HttpResponse r = Get({{0, 9}}, "bytes=0-5,4-7");
+  EXPECT_EQ(r.status, 206);
+}
+
+TEST_F(XorbRangeResponseTest, ReaderFailureIsServerError) {
+  XorbReader failing = [](uint64_t, std::span<uint8_t>) { return Status::IoError("disk gone"); };
+  std::vector<ByteRange> s = {{0, 9}};
+  HttpResponse r = BuildXorbRangeResponse(kDataLength, s, "bytes=0-9", failing);
+  EXPECT_EQ(r.status, 500);
+  EXPECT_NE(r.body.find("disk gone"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace xet
