@@ -1,0 +1,66 @@
+// SqliteIndex: the Index contract on one SQLite database file.
+//
+// - WAL journal, synchronous=FULL (every COMMIT fsyncs the WAL), foreign keys on,
+//   busy_timeout set; the schema is migrated at open (sqlite_schema.h).
+// - Reads: a pool of read-only connections (SqliteReadPool), each with cached prepared
+//   statements; WAL lets them run concurrently with each other and with the writer.
+// - Writes: one read-write connection owned by a SqliteGroupCommitter, which commits the
+//   operations of concurrent callers in one transaction with a savepoint each: one fsync
+//   per group, per-operation success or failure, each caller's result durable on return.
+// - Records are stored as packed blobs (index_blobs.h): GetFile of a 100,000-term file is
+//   one row read and one memcpy.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "store/index.h"
+#include "store/sqlite_group_commit.h"
+#include "store/sqlite_read_pool.h"
+
+namespace xet {
+
+class SqliteIndex final : public Index {
+ public:
+  struct Options {
+    size_t read_connections = 4;
+    int busy_timeout_ms = 10000;
+  };
+
+  static Result<std::unique_ptr<SqliteIndex>> Open(const std::string& path, const Options& opts);
+
+  Result<bool> PutXorb(const XorbRecord& xorb, const Scope& scope) override;
+  Result<std::optional<XorbRecord>> GetXorb(const Hash& xorb_hash) override;
+  Result<bool> HasXorb(const Hash& xorb_hash) override;
+  Result<bool> XorbVisible(const Hash& xorb_hash, std::span<const Scope> scopes) override;
+
+  Result<ShardCommitResult> CommitShard(const ShardCommit& commit) override;
+  Result<std::optional<FileRecord>> GetFile(const Hash& file_hash) override;
+  Result<bool> FileVisible(const Hash& file_hash, std::span<const Scope> scopes) override;
+
+  Result<std::vector<Hash>> FindXorbsWithChunk(const Hash& chunk_hash,
+                                               std::span<const Scope> scopes,
+                                               size_t limit) override;
+
+  Status PutToken(const TokenRecord& token) override;
+  Result<std::optional<TokenRecord>> FindTokenBySecretHash(const Hash& secret_hash) override;
+  Result<std::vector<TokenRecord>> ListTokens() override;
+  Status RevokeToken(const std::string& id) override;
+
+  // Group-commit counters (committed transactions, operations in them).
+  SqliteGroupCommitter::Stats WriteStats() const { return writer_->stats(); }
+
+ private:
+  SqliteIndex(std::unique_ptr<SqliteReadPool> readers, std::unique_ptr<SqliteGroupCommitter> writer)
+      : readers_(std::move(readers)), writer_(std::move(writer)) {}
+
+  // Declared in this order so the writer drains and stops before the readers close.
+  std::unique_ptr<SqliteReadPool> readers_;
+  std::unique_ptr<SqliteGroupCommitter> writer_;
+};
+
+}  // namespace xet
