@@ -1,0 +1,69 @@
+// The HTTP types route handlers see: a fully read request and a response that is either
+// a buffered body or a streamed one. Independent of the HTTP library underneath
+// (server/http_server.h), so handlers can be unit-tested without sockets.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace xet {
+
+// Header names compare case-insensitively; values keep their bytes.
+class HttpHeaders {
+ public:
+  void Add(std::string name, std::string value) {
+    fields_.emplace_back(std::move(name), std::move(value));
+  }
+  // Replaces every field with this name.
+  void Set(std::string_view name, std::string value);
+  // The first field with this name.
+  std::optional<std::string_view> Get(std::string_view name) const;
+  // Removes every field with this name; true if there was one. (Added by the server layer.)
+  bool Remove(std::string_view name);
+  const std::vector<std::pair<std::string, std::string>>& fields() const { return fields_; }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> fields_;
+};
+
+struct HttpRequest {
+  std::string method;  // upper case, e.g. "GET"
+  std::string path;    // percent-decoded path, without the query string
+  std::string query;   // raw query string (without '?'), possibly empty
+  HttpHeaders headers;
+  std::string body;
+  std::string remote_address;  // "ip:port" of the peer
+
+  // The url-decoded value of query parameter `name`, if present.
+  std::optional<std::string> QueryParam(std::string_view name) const;
+};
+
+// Path parameters captured by the router: "/v1/xorbs/{prefix}/{hash}" -> prefix, hash.
+using RouteParams = std::map<std::string, std::string, std::less<>>;
+
+struct HttpResponse {
+  int status = 200;
+  HttpHeaders headers;
+  std::string body;
+  // For HEAD-style answers: the Content-Length to announce when `body` is not sent.
+  std::optional<uint64_t> content_length;
+  // When set, the server sends the headers, then calls `stream` with a writer and sends
+  // each piece as it is written (chunked transfer encoding). The writer returns false once
+  // the client is gone; the producer should then stop. `body` is ignored.
+  std::function<void(const std::function<bool(std::string_view)>& write)> stream;
+
+  // A JSON error answer {"error": message} with the given status.
+  static HttpResponse Error(int status, std::string_view message);
+  // A 200 JSON answer.
+  static HttpResponse Json(std::string json_text, int status = 200);
+};
+
+using HttpHandler = std::function<HttpResponse(const HttpRequest&, const RouteParams&)>;
+
+}  // namespace xet

@@ -1,0 +1,677 @@
+#include "server/http_connection.h"
+
+#include <strings.h>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/http/chunk_encode.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+#include <cstdint>
+#include <exception>
+#include <future>
+#include <utility>
+
+#include "server/response_compression.h"
+#include "server/url.h"
+
+namespace xet::server_internal {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+constexpr std::string_view kLastChunk = "0\r\n\r\n";
+constexpr size_t kDrainBufferSize = 16 * 1024;
+constexpr size_t kMaxDrainBytes = 4 << 20;
+
+bool IEquals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
+}
+
+bool IContains(std::string_view haystack, std::string_view needle) {
+  if (needle.size() > haystack.size()) return false;
+  for (size_t i = 0; i + needle.size() <= haystack.size(); ++i) {
+    if (IEquals(haystack.substr(i, needle.size()), needle)) return true;
+  }
+  return false;
+}
+
+bool IsHttpParseError(const beast::error_code& ec) {
+  static const beast::error_code kSample = http::error::bad_method;
+  return &ec.category() == &kSample.category();
+}
+
+// Header names/values a handler set are copied verbatim unless they could split the
+// header block.
+bool SafeField(std::string_view name, std::string_view value) {
+  if (name.empty()) return false;
+  for (char c : name) {
+    if (c <= ' ' || c == ':' || c == 127) return false;
+  }
+  return value.find_first_of("\r\n") == std::string_view::npos;
+}
+
+bool StatusHasNoBody(int status) {
+  return (status >= 100 && status < 200) || status == 204 || status == 304;
+}
+
+std::string StatusClass(int status) {
+  if (status < 100 || status > 599) return "other";
+  return std::to_string(status / 100) + "xx";
+}
+
+HttpResponse RunHandler(const HttpHandler& handler, const HttpRequest& request,
+                        const RouteParams& params, std::string* error) {
+  try {
+    return handler(request, params);
+  } catch (const std::exception& e) {
+    *error = std::string("handler threw: ") + e.what();
+  } catch (...) {
+    *error = "handler threw a non-exception";
+  }
+  return HttpResponse::Error(500, "internal server error");
+}
+
+struct ResponseContext {
+  unsigned version = 11;
+  bool head = false;
+  bool keep_alive = true;
+  std::string accept_encoding;
+  size_t compress_min_bytes = 1024;
+};
+
+// Turns a handler's answer into the message the connection writes (compressing
+// eligible JSON bodies); runs on the worker thread that ran the handler.
+Outgoing BuildOutgoing(HttpResponse response, const ResponseContext& context) {
+  Outgoing out;
+  auto& message = out.message;
+  message.version(context.version);
+  int status = response.status;
+  if (status < 100 || status > 999) {
+    out.error = "handler returned invalid status " + std::to_string(status);
+    response = HttpResponse::Error(500, "internal server error");
+    status = 500;
+  }
+  message.result(static_cast<unsigned>(status));
+  for (const char* name : {"Content-Length", "Transfer-Encoding", "Connection"}) {
+    response.headers.Remove(name);
+  }
+  for (const auto& [name, value] : response.headers.fields()) {
+    if (SafeField(name, value)) message.insert(name, value);
+  }
+
+  const bool no_body = StatusHasNoBody(status);
+  if (response.stream && !context.head && !no_body) {
+    out.stream = std::move(response.stream);
+    out.header_only = true;
+    if (context.version >= 11) {
+      message.set(http::field::transfer_encoding, "chunked");
+    } else {
+      out.raw_stream = true;  // HTTP/1.0: the body ends when the connection closes
+    }
+    message.keep_alive(context.keep_alive && !out.raw_stream);
+    return out;
+  }
+  if (context.head || no_body) {
+    out.header_only = true;
+    if (!no_body) {
+      uint64_t length = response.content_length.value_or(response.body.size());
+      message.set(http::field::content_length, std::to_string(length));
+    }
+    message.keep_alive(context.keep_alive);
+    return out;
+  }
+
+  std::string_view content_type = response.headers.Get("Content-Type").value_or("");
+  if (response.body.size() >= context.compress_min_bytes && IContains(content_type, "json") &&
+      !response.headers.Get("Content-Encoding")) {
+    std::string vary(response.headers.Get("Vary").value_or(""));
+    message.set(http::field::vary, vary.empty() ? "Accept-Encoding" : vary + ", Accept-Encoding");
+    ContentEncoding encoding = ChooseContentEncoding(context.accept_encoding);
+    Result<std::string> compressed = Status::Internal("not compressed");
+    if (encoding == ContentEncoding::kGzip) compressed = GzipCompress(response.body);
+    if (encoding == ContentEncoding::kZstd) compressed = ZstdCompress(response.body);
+    if (compressed.ok()) {
+      response.body = std::move(compressed).value();
+      message.set(http::field::content_encoding, ContentEncodingName(encoding));
+    }
+  }
+  message.body() = std::move(response.body);
+  message.content_length(message.body().size());
+  message.keep_alive(context.keep_alive);
+  return out;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+// ServerShared
+
+ServerShared::ServerShared(ServerOptions opts, Router r, std::shared_ptr<Metrics> m)
+    : options(std::move(opts)),
+      router(std::move(r)),
+      metrics(std::move(m)),
+      open_connections(
+          metrics->GetGauge("xetstore_http_open_connections", "HTTP connections currently open.")),
+      rejected_connections(
+          metrics->GetCounter("xetstore_http_rejected_connections_total",
+                              "Connections answered 503 because max_connections was reached.")),
+      workers(static_cast<size_t>(std::max(1, options.worker_threads))) {}
+
+uint64_t ServerShared::Register(const std::shared_ptr<HttpConnection>& connection) {
+  std::lock_guard lock(mu);
+  uint64_t id = ++next_id;
+  connections.emplace(id, connection);
+  open_connections.Add(1);
+  return id;
+}
+
+void ServerShared::Unregister(uint64_t id) {
+  {
+    std::lock_guard lock(mu);
+    connections.erase(id);
+    open_connections.Add(-1);
+  }
+  cv.notify_all();
+}
+
+void ServerShared::RecordRequest(const AccessLogEntry& entry) {
+  std::string route(entry.route.empty() ? "unmatched" : entry.route);
+  std::string code = StatusClass(entry.status);
+  metrics
+      ->GetCounter("xetstore_http_requests_total", "HTTP requests answered.",
+                   {{"route", route}, {"code", code}})
+      .Increment();
+  metrics
+      ->GetHistogram("xetstore_http_request_duration_seconds",
+                     "Time from request headers read to response written.",
+                     {{"route", route}, {"code", code}})
+      .Observe(std::chrono::duration<double>(entry.duration).count());
+  metrics
+      ->GetCounter("xetstore_http_request_body_bytes_total", "Request body bytes received.",
+                   {{"route", route}})
+      .Increment(entry.bytes_in);
+  metrics
+      ->GetCounter("xetstore_http_response_bytes_total",
+                   "Response bytes written, headers included.", {{"route", route}})
+      .Increment(entry.bytes_out);
+  if (options.access_log) options.access_log(FormatAccessLogLine(entry));
+}
+
+// ---------------------------------------------------------------------------------------
+// HttpConnection
+
+HttpConnection::HttpConnection(ServerShared& shared, tcp::socket socket, bool reject)
+    : shared_(shared),
+      socket_(std::move(socket)),
+      timer_(socket_.get_executor()),
+      opened_(Clock::now()),
+      reject_(reject) {
+  beast::error_code ec;
+  tcp::endpoint remote = socket_.remote_endpoint(ec);
+  if (!ec) {
+    remote_ = remote.address().is_v6() ? "[" + remote.address().to_string() + "]"
+                                       : remote.address().to_string();
+    remote_ += ":" + std::to_string(remote.port());
+  }
+  socket_.set_option(tcp::no_delay(true), ec);
+}
+
+HttpConnection::~HttpConnection() {
+  if (counted_) shared_.active.fetch_sub(1);
+  if (id_ != 0) shared_.Unregister(id_);
+}
+
+void HttpConnection::Start() {
+  id_ = shared_.Register(shared_from_this());
+  if (!reject_) {
+    counted_ = true;
+    shared_.active.fetch_add(1);
+  }
+  net::post(socket_.get_executor(), [self = shared_from_this()] {
+    if (self->reject_) {
+      self->shared_.rejected_connections.Increment();
+      self->request_time_ = std::chrono::system_clock::now();
+      self->request_start_ = Clock::now();
+      self->Respond(HttpResponse::Error(503, "too many connections"), false);
+    } else {
+      self->WaitForRequest();
+    }
+  });
+}
+
+void HttpConnection::BeginShutdown() {
+  net::post(socket_.get_executor(), [self = shared_from_this()] {
+    if (self->state_ == State::kIdle || self->state_ == State::kReadingHeader) {
+      self->cancel_ = Cancel::kShutdown;
+      beast::error_code ignored;
+      self->socket_.cancel(ignored);
+    }
+  });
+}
+
+void HttpConnection::ForceClose() {
+  net::post(socket_.get_executor(), [self = shared_from_this()] { self->Close(); });
+}
+
+// --- timers ----------------------------------------------------------------------------
+
+void HttpConnection::ArmTimer(Clock::duration after, Cancel reason) {
+  ++timer_generation_;
+  timer_reason_ = reason;
+  timer_.expires_after(after);
+  timer_.async_wait(
+      [self = shared_from_this(), generation = timer_generation_](beast::error_code ec) {
+        if (ec || generation != self->timer_generation_) return;
+        self->OnTimer();
+      });
+}
+
+void HttpConnection::ArmPaceTimer() {
+  const ServerLimits& limits = shared_.options.limits;
+  if (limits.min_body_bytes_per_second == 0) return;
+  // The body is on pace while received >= pace * elapsed (after the grace period), so the
+  // earliest moment it can fall behind is received / pace after the body started.
+  auto earned = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(static_cast<double>(body_wire_bytes_) /
+                                    static_cast<double>(limits.min_body_bytes_per_second)));
+  Clock::time_point deadline = body_start_ + std::max<Clock::duration>(limits.body_grace, earned);
+  ++timer_generation_;
+  timer_reason_ = Cancel::kBodyPace;
+  timer_.expires_at(deadline);
+  timer_.async_wait(
+      [self = shared_from_this(), generation = timer_generation_](beast::error_code ec) {
+        if (ec || generation != self->timer_generation_) return;
+        self->OnTimer();
+      });
+}
+
+void HttpConnection::DisarmTimer() {
+  ++timer_generation_;
+  timer_.cancel();
+}
+
+void HttpConnection::OnTimer() {
+  if (timer_reason_ == Cancel::kBodyPace) {
+    if (state_ != State::kReadingBody) return;
+    const ServerLimits& limits = shared_.options.limits;
+    double elapsed = std::chrono::duration<double>(Clock::now() - body_start_).count();
+    double needed = elapsed * static_cast<double>(limits.min_body_bytes_per_second);
+    if (static_cast<double>(body_wire_bytes_) >= needed) {
+      ArmPaceTimer();  // still on pace: check again when it could fall behind
+      return;
+    }
+  }
+  cancel_ = timer_reason_;
+  beast::error_code ignored;
+  socket_.cancel(ignored);
+}
+
+// --- reading ---------------------------------------------------------------------------
+
+void HttpConnection::WaitForRequest() {
+  if (shared_.stopping.load()) return LingerClose();
+  parser_.emplace();
+  parser_->header_limit(shared_.options.limits.max_header_bytes);
+  parser_->body_limit(boost::none);  // checked per route once the header is read
+  outgoing_.reset();
+  serializer_.reset();
+  method_.clear();
+  target_.clear();
+  route_name_.clear();
+  version_ = 11;
+  head_ = false;
+  handler_ = nullptr;
+  params_.clear();
+  body_wire_bytes_ = bytes_in_ = bytes_out_ = 0;
+  status_ = 0;
+  cancel_ = Cancel::kNone;
+  stream_failed_ = false;
+
+  if (buffer_.size() > 0) return ReadHeader();  // a pipelined request is already here
+  state_ = State::kIdle;
+  const ServerLimits& limits = shared_.options.limits;
+  ArmTimer(first_request_ ? limits.header_timeout : limits.idle_timeout, Cancel::kIdle);
+  socket_.async_wait(tcp::socket::wait_read, [self = shared_from_this()](beast::error_code ec) {
+    if (ec || self->state_ != State::kIdle) return self->Close();
+    self->ReadHeader();
+  });
+}
+
+void HttpConnection::ReadHeader() {
+  state_ = State::kReadingHeader;
+  request_time_ = std::chrono::system_clock::now();
+  request_start_ = Clock::now();
+  // The first request's headers are due header_timeout after the connection opened;
+  // later ones header_timeout after their first byte.
+  Clock::duration allowed = shared_.options.limits.header_timeout;
+  if (first_request_) allowed -= std::min(allowed, Clock::now() - opened_);
+  ArmTimer(allowed, Cancel::kHeaderTimeout);
+  http::async_read_header(
+      socket_, buffer_, *parser_,
+      [self = shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
+}
+
+void HttpConnection::OnHeader(beast::error_code ec) {
+  DisarmTimer();
+  if (state_ != State::kReadingHeader) return;
+  first_request_ = false;
+  if (ec) {
+    if (cancel_ == Cancel::kHeaderTimeout) {
+      return Respond(HttpResponse::Error(408, "timed out reading the request headers"), false);
+    }
+    if (cancel_ != Cancel::kNone) return Close();
+    if (ec == http::error::header_limit) {
+      return Respond(HttpResponse::Error(431, "request headers too large"), false);
+    }
+    if (ec == http::error::end_of_stream || ec == http::error::partial_message) return Close();
+    if (IsHttpParseError(ec)) {
+      return Respond(HttpResponse::Error(400, "malformed request: " + ec.message()), false);
+    }
+    return Close();
+  }
+
+  auto& request = parser_->get();
+  request_time_ = std::chrono::system_clock::now();
+  request_start_ = Clock::now();
+  method_ = std::string(request.method_string());
+  target_ = std::string(request.target());
+  version_ = request.version();
+  head_ = method_ == "HEAD";
+  const bool has_body = parser_->chunked() || parser_->content_length().value_or(0) > 0;
+  // A request whose body stays unread cannot be followed by another on this connection.
+  const bool reusable = !has_body && request.keep_alive() && !shared_.stopping.load();
+
+  if (version_ != 10 && version_ != 11) {
+    version_ = 11;
+    return Respond(HttpResponse::Error(505, "HTTP version not supported"), false);
+  }
+  if (target_.empty() || target_[0] != '/') {
+    return Respond(HttpResponse::Error(400, "request target must be an absolute path"), false);
+  }
+  TargetParts parts = SplitTarget(target_);
+  if (!PercentDecode(parts.path)) {
+    return Respond(HttpResponse::Error(400, "malformed percent-encoding in path"), false);
+  }
+  RouteMatch match = shared_.router.Find(method_, parts.path);
+  if (!match.found()) {
+    HttpResponse response = match.kind == RouteMatch::Kind::kMethodNotAllowed
+                                ? HttpResponse::Error(405, "method not allowed")
+                                : HttpResponse::Error(404, "not found");
+    if (!match.allow.empty()) response.headers.Add("Allow", match.allow);
+    return Respond(std::move(response), reusable);
+  }
+  handler_ = match.handler;
+  params_ = std::move(match.params);
+  route_name_ = match.options->name;
+  const uint64_t max_body =
+      match.options->max_body_bytes.value_or(shared_.options.limits.max_body_bytes);
+  if (parser_->content_length() && *parser_->content_length() > max_body) {
+    return Respond(
+        HttpResponse::Error(413, "request body larger than " + std::to_string(max_body) + " bytes"),
+        false);
+  }
+  parser_->body_limit(max_body);
+  if (parser_->is_done()) return Dispatch();
+
+  auto expect = request.find(http::field::expect);
+  if (expect != request.end() && IEquals(expect->value(), "100-continue") && version_ >= 11) {
+    state_ = State::kReadingBody;
+    ArmTimer(shared_.options.limits.write_timeout, Cancel::kWriteTimeout);
+    return net::async_write(socket_, net::buffer(kContinue.data(), kContinue.size()),
+                            [self = shared_from_this()](beast::error_code write_ec, size_t) {
+                              self->DisarmTimer();
+                              if (write_ec) return self->Close();
+                              self->StartBody();
+                            });
+  }
+  StartBody();
+}
+
+void HttpConnection::StartBody() {
+  state_ = State::kReadingBody;
+  body_start_ = Clock::now();
+  body_wire_bytes_ = 0;
+  ArmPaceTimer();
+  ReadBody();
+}
+
+void HttpConnection::ReadBody() {
+  http::async_read_some(
+      socket_, buffer_, *parser_,
+      [self = shared_from_this()](beast::error_code ec, size_t bytes) { self->OnBody(ec, bytes); });
+}
+
+void HttpConnection::OnBody(beast::error_code ec, size_t bytes) {
+  if (state_ != State::kReadingBody) return;
+  body_wire_bytes_ += bytes;
+  if (ec) {
+    DisarmTimer();
+    if (cancel_ == Cancel::kBodyPace) {
+      return Respond(HttpResponse::Error(408, "request body arrived too slowly"), false);
+    }
+    if (cancel_ != Cancel::kNone) return Close();
+    if (ec == http::error::body_limit) {
+      return Respond(HttpResponse::Error(413, "request body too large"), false);
+    }
+    if (ec == http::error::end_of_stream || ec == http::error::partial_message) return Close();
+    if (IsHttpParseError(ec)) {
+      return Respond(HttpResponse::Error(400, "malformed request body: " + ec.message()), false);
+    }
+    return Close();
+  }
+  if (!parser_->is_done()) return ReadBody();
+  DisarmTimer();
+  Dispatch();
+}
+
+// --- handling --------------------------------------------------------------------------
+
+void HttpConnection::Dispatch() {
+  state_ = State::kHandling;
+  auto& message = parser_->get();
+  keep_alive_ = message.keep_alive() && !shared_.stopping.load();
+
+  HttpRequest request;
+  request.method = method_;
+  TargetParts parts = SplitTarget(target_);
+  request.path = PercentDecode(parts.path).value_or(std::string(parts.path));
+  request.query = std::string(parts.query);
+  for (const auto& field : message) {
+    request.headers.Add(std::string(field.name_string()), std::string(field.value()));
+  }
+  request.body = std::move(message.body());
+  request.remote_address = remote_;
+  bytes_in_ = request.body.size();
+
+  ResponseContext context;
+  context.version = version_;
+  context.head = head_;
+  context.keep_alive = keep_alive_;
+  context.accept_encoding = std::string(request.headers.Get("Accept-Encoding").value_or(""));
+  context.compress_min_bytes = shared_.options.limits.compress_min_bytes;
+
+  net::post(
+      shared_.workers, [self = shared_from_this(), handler = handler_, request = std::move(request),
+                        params = std::move(params_), context = std::move(context)]() mutable {
+        std::string error;
+        HttpResponse response = RunHandler(*handler, request, params, &error);
+        Outgoing outgoing = BuildOutgoing(std::move(response), context);
+        if (outgoing.error.empty()) outgoing.error = std::move(error);
+        net::post(self->socket_.get_executor(), [self, outgoing = std::move(outgoing)]() mutable {
+          self->Write(std::move(outgoing));
+        });
+      });
+}
+
+void HttpConnection::Respond(HttpResponse response, bool keep_alive) {
+  keep_alive_ = keep_alive && !shared_.stopping.load();
+  ResponseContext context;
+  context.version = version_;
+  context.head = head_;
+  context.keep_alive = keep_alive_;
+  context.compress_min_bytes = SIZE_MAX;
+  Write(BuildOutgoing(std::move(response), context));
+}
+
+// --- writing ---------------------------------------------------------------------------
+
+void HttpConnection::Write(Outgoing outgoing) {
+  if (state_ == State::kClosed) return;
+  state_ = State::kWriting;
+  if (shared_.stopping.load() && keep_alive_) {
+    keep_alive_ = false;
+    outgoing.message.keep_alive(false);
+  }
+  outgoing_ = std::move(outgoing);
+  status_ = static_cast<int>(outgoing_->message.result_int());
+  ArmTimer(shared_.options.limits.write_timeout, Cancel::kWriteTimeout);
+  if (outgoing_->header_only) {
+    serializer_.emplace(outgoing_->message);
+    http::async_write_header(socket_, *serializer_,
+                             [self = shared_from_this()](beast::error_code ec, size_t bytes) {
+                               self->DisarmTimer();
+                               self->bytes_out_ += bytes;
+                               if (ec || !self->outgoing_->stream) return self->OnWritten(ec, 0);
+                               self->RunStream();
+                             });
+    return;
+  }
+  http::async_write(socket_, outgoing_->message,
+                    [self = shared_from_this()](beast::error_code ec, size_t bytes) {
+                      self->DisarmTimer();
+                      self->OnWritten(ec, bytes);
+                    });
+}
+
+void HttpConnection::OnWritten(beast::error_code ec, size_t bytes) {
+  bytes_out_ += bytes;
+  CompleteRequest();
+  if (ec) return Close();
+  if (!keep_alive_) return LingerClose();
+  WaitForRequest();
+}
+
+void HttpConnection::RunStream() {
+  auto producer = std::move(outgoing_->stream);
+  net::post(shared_.workers, [self = shared_from_this(), producer = std::move(producer)] {
+    auto write = [&self](std::string_view piece) { return self->WriteStreamPiece(piece); };
+    try {
+      producer(write);
+    } catch (const std::exception& e) {
+      self->stream_failed_ = true;
+      net::post(self->socket_.get_executor(), [self, what = std::string(e.what())] {
+        self->outgoing_->error = "stream producer threw: " + what;
+      });
+    } catch (...) {
+      self->stream_failed_ = true;
+    }
+    net::post(self->socket_.get_executor(), [self] { self->FinishStream(); });
+  });
+}
+
+bool HttpConnection::WriteStreamPiece(std::string_view piece) {
+  if (stream_failed_.load()) return false;
+  if (piece.empty()) return true;
+  auto done = std::make_shared<std::promise<bool>>();
+  std::future<bool> written = done->get_future();
+  // The write owns a copy: on a forced shutdown the producer may return (and free its
+  // buffer) before the write has finished.
+  auto copy = std::make_shared<std::string>(piece);
+  net::post(socket_.get_executor(), [self = shared_from_this(), copy, done] {
+    std::string_view data = *copy;
+    if (self->state_ == State::kClosed) return done->set_value(false);
+    auto on_written = [self, done, copy](beast::error_code ec, size_t bytes) {
+      self->DisarmTimer();
+      self->bytes_out_ += bytes;
+      if (ec) {
+        self->stream_failed_ = true;
+        // The client is gone; make sure nothing else is pending on the socket.
+        beast::error_code ignored;
+        self->socket_.shutdown(tcp::socket::shutdown_both, ignored);
+      }
+      done->set_value(!ec);
+    };
+    self->ArmTimer(self->shared_.options.limits.write_timeout, Cancel::kWriteTimeout);
+    if (self->outgoing_->raw_stream) {
+      net::async_write(self->socket_, net::buffer(data.data(), data.size()), on_written);
+    } else {
+      net::async_write(self->socket_, http::make_chunk(net::buffer(data.data(), data.size())),
+                       on_written);
+    }
+  });
+  // Poll so a forced shutdown (which stops the I/O threads) cannot strand the producer.
+  while (written.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
+    if (shared_.aborted.load()) {
+      stream_failed_ = true;
+      return false;
+    }
+  }
+  return written.get();
+}
+
+void HttpConnection::FinishStream() {
+  if (state_ == State::kClosed) return CompleteRequest();
+  if (stream_failed_.load()) {
+    CompleteRequest();
+    return Close();
+  }
+  if (outgoing_->raw_stream) return OnWritten({}, 0);
+  ArmTimer(shared_.options.limits.write_timeout, Cancel::kWriteTimeout);
+  net::async_write(socket_, net::buffer(kLastChunk.data(), kLastChunk.size()),
+                   [self = shared_from_this()](beast::error_code ec, size_t bytes) {
+                     self->DisarmTimer();
+                     self->OnWritten(ec, bytes);
+                   });
+}
+
+void HttpConnection::CompleteRequest() {
+  if (status_ == 0) return;  // already recorded
+  AccessLogEntry entry;
+  entry.time = request_time_;
+  entry.remote = remote_;
+  entry.method = method_.empty() ? std::string_view("-") : std::string_view(method_);
+  entry.target = target_;
+  entry.route = route_name_;
+  entry.status = status_;
+  entry.bytes_in = bytes_in_;
+  entry.bytes_out = bytes_out_;
+  entry.duration = Clock::now() - request_start_;
+  if (outgoing_) entry.error = outgoing_->error;
+  shared_.RecordRequest(entry);
+  status_ = 0;
+}
+
+// --- closing ---------------------------------------------------------------------------
+
+void HttpConnection::LingerClose() {
+  if (state_ == State::kClosed) return;
+  state_ = State::kClosing;
+  beast::error_code ignored;
+  socket_.shutdown(tcp::socket::shutdown_send, ignored);
+  if (!drain_buffer_) drain_buffer_ = std::make_unique<char[]>(kDrainBufferSize);
+  ArmTimer(shared_.options.limits.close_linger, Cancel::kLinger);
+  Drain();
+}
+
+void HttpConnection::Drain() {
+  socket_.async_read_some(net::buffer(drain_buffer_.get(), kDrainBufferSize),
+                          [self = shared_from_this()](beast::error_code ec, size_t bytes) {
+                            self->drained_ += bytes;
+                            if (ec || self->drained_ > kMaxDrainBytes) return self->Close();
+                            self->Drain();
+                          });
+}
+
+void HttpConnection::Close() {
+  if (state_ == State::kClosed) return;
+  state_ = State::kClosed;
+  DisarmTimer();
+  beast::error_code ignored;
+  socket_.shutdown(tcp::socket::shutdown_both, ignored);
+  socket_.close(ignored);
+}
+
+}  // namespace xet::server_internal

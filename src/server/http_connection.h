@@ -1,0 +1,159 @@
+// INTERNAL to the server: one HTTP/1.1 connection's state machine, and the state the
+// server shares with its connections. Includes Boost.Beast (slow to compile): only
+// http_server.cc and http_connection.cc may include this header.
+#pragma once
+
+#include <atomic>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/serializer.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "server/http.h"
+#include "server/http_server.h"
+#include "server/metrics.h"
+#include "server/router.h"
+
+namespace xet::server_internal {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = net::ip::tcp;
+
+class HttpConnection;
+
+// Owned by the server; outlives every connection and every worker task.
+struct ServerShared {
+  ServerShared(ServerOptions opts, Router r, std::shared_ptr<Metrics> m);
+
+  ServerOptions options;
+  Router router;
+  std::shared_ptr<Metrics> metrics;
+  Gauge& open_connections;
+  Counter& rejected_connections;
+  net::thread_pool workers;
+
+  std::atomic<bool> stopping{false};  // Stop() began: no new requests
+  std::atomic<bool> aborted{false};   // the shutdown deadline passed: cut everything
+  std::atomic<size_t> active{0};      // connections counted against max_connections
+
+  // Every live connection (rejected ones included), for Stop().
+  std::mutex mu;
+  std::condition_variable cv;  // notified when a connection goes away
+  std::unordered_map<uint64_t, std::weak_ptr<HttpConnection>> connections;
+  uint64_t next_id = 0;
+
+  uint64_t Register(const std::shared_ptr<HttpConnection>& connection);
+  void Unregister(uint64_t id);
+
+  // Records one answered request in the metrics and the access log.
+  void RecordRequest(const AccessLogEntry& entry);
+};
+
+// A fully prepared response: the Beast message plus, for streamed answers, the producer.
+struct Outgoing {
+  http::response<http::string_body> message;
+  std::function<void(const std::function<bool(std::string_view)>& write)> stream;
+  bool header_only = false;  // HEAD (or a stream): the serializer writes only the header
+  bool raw_stream = false;   // streamed to an HTTP/1.0 client: no chunk framing, then close
+  std::string error;         // for the access log (e.g. a handler's exception)
+};
+
+class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
+ public:
+  // `reject`: over the connection limit; answer 503 and close.
+  HttpConnection(ServerShared& shared, tcp::socket socket, bool reject);
+  ~HttpConnection();
+  HttpConnection(const HttpConnection&) = delete;
+  HttpConnection& operator=(const HttpConnection&) = delete;
+
+  void Start();
+  // Stop() began: close now if no request is in progress (thread-safe; posts).
+  void BeginShutdown();
+  // The shutdown deadline passed: close now (thread-safe; posts).
+  void ForceClose();
+
+ private:
+  enum class State { kIdle, kReadingHeader, kReadingBody, kHandling, kWriting, kClosing, kClosed };
+  // Why the socket's pending operation was cancelled.
+  enum class Cancel { kNone, kIdle, kHeaderTimeout, kBodyPace, kWriteTimeout, kLinger, kShutdown };
+
+  void WaitForRequest();
+  void ReadHeader();
+  void OnHeader(beast::error_code ec);
+  void StartBody();
+  void ReadBody();
+  void OnBody(beast::error_code ec, size_t bytes);
+  void Dispatch();
+  // Answers on this strand, with no handler: used for errors and router misses.
+  void Respond(HttpResponse response, bool keep_alive);
+  void Write(Outgoing outgoing);
+  void OnWritten(beast::error_code ec, size_t bytes);
+  void RunStream();
+  // Called from a worker thread by the stream producer; blocks until written.
+  bool WriteStreamPiece(std::string_view piece);
+  void FinishStream();
+  void CompleteRequest();
+  void LingerClose();
+  void Drain();
+  void Close();
+
+  void ArmTimer(std::chrono::steady_clock::duration after, Cancel reason);
+  void ArmPaceTimer();
+  void DisarmTimer();
+  void OnTimer();
+
+  ServerShared& shared_;
+  tcp::socket socket_;
+  net::steady_timer timer_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::optional<Outgoing> outgoing_;
+  std::optional<http::response_serializer<http::string_body>> serializer_;
+  std::unique_ptr<char[]> drain_buffer_;
+  std::chrono::steady_clock::time_point opened_;
+
+  uint64_t id_ = 0;
+  bool reject_;
+  bool counted_ = false;  // counted in shared_.active
+  State state_ = State::kIdle;
+  Cancel cancel_ = Cancel::kNone;
+  Cancel timer_reason_ = Cancel::kNone;
+  uint64_t timer_generation_ = 0;
+  bool first_request_ = true;
+  bool keep_alive_ = false;
+  size_t drained_ = 0;
+  std::atomic<bool> stream_failed_{false};
+
+  // The request in progress.
+  std::string remote_;
+  std::string method_;
+  std::string target_;
+  std::string route_name_;
+  unsigned version_ = 11;
+  bool head_ = false;
+  const HttpHandler* handler_ = nullptr;
+  RouteParams params_;
+  std::chrono::system_clock::time_point request_time_;
+  std::chrono::steady_clock::time_point request_start_;
+  std::chrono::steady_clock::time_point body_start_;
+  uint64_t body_wire_bytes_ = 0;  // body bytes read so far, chunk framing included
+  uint64_t bytes_in_ = 0;
+  uint64_t bytes_out_ = 0;
+  int status_ = 0;
+};
+
+}  // namespace xet::server_internal

@@ -1,0 +1,694 @@
+#include "server/http_server.h"
+
+#include <gtest/gtest.h>
+#include <pthread.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <thread>
+
+#include "server/response_compression.h"
+#include "server/shutdown_signals.h"
+#include "support/http_test_client.h"
+
+namespace xet {
+namespace {
+
+using std::chrono::milliseconds;
+using testing::TestHttpClient;
+using testing::TestHttpResponse;
+using Clock = std::chrono::steady_clock;
+
+std::string GzipDecompress(const std::string& data) {
+  z_stream zs{};
+  EXPECT_EQ(inflateInit2(&zs, 15 + 16), Z_OK);
+  std::string out;
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  zs.avail_in = static_cast<uInt>(data.size());
+  char buf[16384];
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    zs.next_out = reinterpret_cast<Bytef*>(buf);
+    zs.avail_out = sizeof buf;
+    rc = inflate(&zs, Z_NO_FLUSH);
+    out.append(buf, sizeof buf - zs.avail_out);
+  }
+  EXPECT_EQ(rc, Z_STREAM_END);
+  inflateEnd(&zs);
+  return out;
+}
+
+std::string ZstdDecompress(const std::string& data) {
+  unsigned long long size = ZSTD_getFrameContentSize(data.data(), data.size());
+  EXPECT_NE(size, ZSTD_CONTENTSIZE_ERROR);
+  EXPECT_NE(size, ZSTD_CONTENTSIZE_UNKNOWN);
+  std::string out(size, '\0');
+  size_t n = ZSTD_decompress(out.data(), out.size(), data.data(), data.size());
+  EXPECT_FALSE(ZSTD_isError(n));
+  out.resize(n);
+  return out;
+}
+
+std::string BigJson() {
+  nlohmann::json items = nlohmann::json::array();
+  for (int i = 0; i < 200; ++i) items.push_back({{"index", i}, {"name", "item"}});
+  return nlohmann::json({{"items", items}}).dump();
+}
+
+std::string Get(std::string_view path, std::string_view extra_headers = "") {
+  return "GET " + std::string(path) + " HTTP/1.1\r\nHost: test\r\n" + std::string(extra_headers) +
+         "\r\n";
+}
+
+class HttpServerTest : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    if (server_) server_->Stop();
+  }
+
+  void Start(ServerLimits limits = {}, int worker_threads = 4) {
+    ServerOptions options;
+    options.address = "127.0.0.1";
+    options.port = 0;
+    options.limits = limits;
+    options.worker_threads = worker_threads;
+    options.access_log = [this](std::string_view line) {
+      std::lock_guard lock(log_mu_);
+      log_.emplace_back(line);
+    };
+    auto server = HttpServer::Start(MakeRouter(), std::move(options));
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(server).value();
+    ASSERT_NE(server_->port(), 0);
+  }
+
+  Router MakeRouter() {
+    Router router;
+    auto add = [&](std::string_view method, std::string_view pattern, HttpHandler handler,
+                   RouteOptions options = {}) {
+      Status st = router.Add(method, pattern, std::move(handler), std::move(options));
+      EXPECT_TRUE(st.ok()) << st.ToString();
+    };
+    add("GET", "/v1/xorbs/{prefix}/{hash}", [](const HttpRequest& req, const RouteParams& p) {
+      nlohmann::json body = {{"method", req.method},
+                             {"path", req.path},
+                             {"prefix", p.at("prefix")},
+                             {"hash", p.at("hash")},
+                             {"x", req.QueryParam("x").value_or("")}};
+      return HttpResponse::Json(body.dump());
+    });
+    add("POST", "/v1/xorbs/{prefix}/{hash}",
+        [](const HttpRequest&, const RouteParams&) { return HttpResponse::Json("{}"); });
+    add(
+        "POST", "/echo",
+        [](const HttpRequest& req, const RouteParams&) {
+          HttpResponse response;
+          response.headers.Add("Content-Type", "application/octet-stream");
+          response.body = req.body;
+          return response;
+        },
+        RouteOptions{.max_body_bytes = 1000, .name = "echo"});
+    add("GET", "/big",
+        [](const HttpRequest&, const RouteParams&) { return HttpResponse::Json(BigJson()); });
+    add("GET", "/small", [](const HttpRequest&, const RouteParams&) {
+      return HttpResponse::Json(R"({"small":true})");
+    });
+    add("GET", "/throw", [](const HttpRequest&, const RouteParams&) -> HttpResponse {
+      throw std::runtime_error("boom");
+    });
+    add("GET", "/stream", [](const HttpRequest&, const RouteParams&) {
+      HttpResponse response;
+      response.headers.Add("Content-Type", "text/plain");
+      response.stream = [](const std::function<bool(std::string_view)>& write) {
+        for (int i = 0; i < 5; ++i) {
+          if (!write("piece-" + std::to_string(i) + "\n")) return;
+        }
+      };
+      return response;
+    });
+    add("GET", "/endless", [this](const HttpRequest&, const RouteParams&) {
+      HttpResponse response;
+      response.stream = [this](const std::function<bool(std::string_view)>& write) {
+        std::string piece(64 * 1024, 'x');
+        int written = 0;
+        bool ok = true;
+        while (written < 100000 && (ok = write(piece))) ++written;
+        endless_.set_value({written, ok});
+      };
+      return response;
+    });
+    add("GET", "/slow", [this](const HttpRequest&, const RouteParams&) {
+      slow_started_.set_value();
+      std::this_thread::sleep_for(milliseconds(800));
+      return HttpResponse::Json(R"({"slow":"done"})");
+    });
+    return router;
+  }
+
+  std::vector<std::string> Log() {
+    std::lock_guard lock(log_mu_);
+    return log_;
+  }
+
+  std::unique_ptr<HttpServer> server_;
+  std::mutex log_mu_;
+  std::vector<std::string> log_;
+  std::promise<std::pair<int, bool>> endless_;
+  std::promise<void> slow_started_;
+};
+
+TEST(HttpTypesTest, HeadersAndQueryParams) {
+  HttpHeaders headers;
+  headers.Add("Content-Type", "a");
+  headers.Add("X-Thing", "1");
+  EXPECT_EQ(headers.Get("content-type"), "a");
+  headers.Set("CONTENT-TYPE", "b");
+  EXPECT_EQ(headers.Get("Content-Type"), "b");
+  EXPECT_EQ(headers.fields().size(), 2u);
+  EXPECT_TRUE(headers.Remove("x-thing"));
+  EXPECT_FALSE(headers.Get("X-Thing"));
+
+  HttpRequest request;
+  request.query = "a=1&b=hello+world&c=%2Fx%3D&flag&a=2";
+  EXPECT_EQ(request.QueryParam("a"), "1");
+  EXPECT_EQ(request.QueryParam("b"), "hello world");
+  EXPECT_EQ(request.QueryParam("c"), "/x=");
+  EXPECT_EQ(request.QueryParam("flag"), "");
+  EXPECT_FALSE(request.QueryParam("missing"));
+
+  HttpResponse error = HttpResponse::Error(404, "no \"such\" thing");
+  EXPECT_EQ(error.status, 404);
+  EXPECT_EQ(nlohmann::json::parse(error.body)["error"], "no \"such\" thing");
+  EXPECT_EQ(error.headers.Get("Content-Type"), "application/json");
+}
+
+TEST(HttpCompressionTest, ChoosesEncodingFromAcceptEncoding) {
+  EXPECT_EQ(ChooseContentEncoding(""), ContentEncoding::kIdentity);
+  EXPECT_EQ(ChooseContentEncoding("gzip"), ContentEncoding::kGzip);
+  EXPECT_EQ(ChooseContentEncoding("gzip, deflate, br, zstd"), ContentEncoding::kZstd);
+  EXPECT_EQ(ChooseContentEncoding("zstd;q=0, gzip"), ContentEncoding::kGzip);
+  EXPECT_EQ(ChooseContentEncoding("zstd;q=0.5, gzip;q=0.8"), ContentEncoding::kGzip);
+  EXPECT_EQ(ChooseContentEncoding("*"), ContentEncoding::kZstd);
+  EXPECT_EQ(ChooseContentEncoding("br, identity"), ContentEncoding::kIdentity);
+  EXPECT_EQ(ChooseContentEncoding("gzip;q=0"), ContentEncoding::kIdentity);
+}
+
+TEST_F(HttpServerTest, RoutesWithParamsAnd404And405) {
+  Start();
+  TestHttpClient client(server_->port());
+  ASSERT_TRUE(client.connected());
+  ASSERT_TRUE(client.Send(Get("/v1/xorbs/default/abc%20def?x=1+2")));
+  auto response = client.ReadResponse();
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->status, 200);
+  auto body = nlohmann::json::parse(response->body);
+  EXPECT_EQ(body["method"], "GET");
+  EXPECT_EQ(body["path"], "/v1/xorbs/default/abc def");
+  EXPECT_EQ(body["prefix"], "default");
+  EXPECT_EQ(body["hash"], "abc def");
+  EXPECT_EQ(body["x"], "1 2");
+
+  ASSERT_TRUE(client.Send(Get("/nope")));
+  response = client.ReadResponse();
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->status, 404);
+  EXPECT_EQ(nlohmann::json::parse(response->body)["error"], "not found");
+
+  ASSERT_TRUE(client.Send("DELETE /v1/xorbs/default/abc HTTP/1.1\r\nHost: t\r\n\r\n"));
+  response = client.ReadResponse();
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->status, 405);
+  EXPECT_EQ(response->Header("Allow"), "GET, HEAD, POST");
+  EXPECT_TRUE(nlohmann::json::parse(response->body).contains("error"));
+}
+
+TEST_F(HttpServerTest, HeadUsesGetRouteAndSendsNoBody) {
+  Start();
+  TestHttpClient client(server_->port());
+  ASSERT_TRUE(client.Send("HEAD /v1/xorbs/p/h HTTP/1.1\r\nHost: t\r\n\r\n"));
+  auto head = client.ReadResponse(/*head=*/true);
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->status, 200);
+  ASSERT_TRUE(client.Send(Get("/v1/xorbs/p/h")));
+  auto get = client.ReadResponse();
+  ASSERT_TRUE(get);
+  // The handler saw HEAD, so its JSON differs from GET's by exactly "HEAD" vs "GET".
+  EXPECT_EQ(std::stoul(*head->Header("Content-Length")), get->body.size() + 1);
+  EXPECT_EQ(nlohmann::json::parse(get->body)["method"], "GET");
+}
+
+TEST_F(HttpServerTest, KeepAliveServesManyRequestsOnOneConnection) {
+  Start();
+  TestHttpClient client(server_->port());
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(client.Send(Get("/v1/xorbs/p/" + std::to_string(i))));
+    auto response = client.ReadResponse();
+    ASSERT_TRUE(response) << i;
+    EXPECT_EQ(response->status, 200);
+    EXPECT_EQ(nlohmann::json::parse(response->body)["hash"], std::to_string(i));
+    EXPECT_FALSE(response->Header("Connection"));
+  }
+}
+
+TEST_F(HttpServerTest, PipelinedRequestsAreAnsweredInOrder) {
+  Start();
+  TestHttpClient client(server_->port());
+  ASSERT_TRUE(client.Send(Get("/v1/xorbs/p/first") + Get("/small") + Get("/v1/xorbs/p/third")));
+  auto first = client.ReadResponse();
+  auto second = client.ReadResponse();
+  auto third = client.ReadResponse();
+  ASSERT_TRUE(first && second && third);
+  EXPECT_EQ(nlohmann::json::parse(first->body)["hash"], "first");
+  EXPECT_EQ(second->body, R"({"small":true})");
+  EXPECT_EQ(nlohmann::json::parse(third->body)["hash"], "third");
+}
+
+TEST_F(HttpServerTest, ReadsContentLengthAndChunkedBodies) {
+  Start();
+  TestHttpClient client(server_->port());
+  ASSERT_TRUE(
+      client.Send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 11\r\n\r\nhello world"));
+  auto response = client.ReadResponse();
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->status, 200);
+  EXPECT_EQ(response->body, "hello world");
+
+  ASSERT_TRUE(
+      client.Send("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+                  "5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n"));
+  response = client.ReadResponse();
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->status, 200);
+  EXPECT_EQ(response->body, "hello world");
+}
+
+TEST_F(HttpServerTest, Expect100ContinueGetsAnInterimResponse) {
+  Start();
+  TestHttpClient client(server_->port());
+  ASSERT_TRUE(client.Send(
+      "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n"));
+  EXPECT_EQ(client.ReadSome(), "HTTP/1.1 100 Continue\r\n\r\n");
+  ASSERT_TRUE(client.Send("data"));
+  auto response = client.ReadResponse();
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->body, "data");
+}
+
+TEST_F(HttpServerTest, TooLargeContentLengthIs413BeforeTheBody) {
+  Start();
+  TestHttpClient client(server_->port());
+  ASSERT_TRUE(client.Send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 10000000\r\n\r\n"));
+  auto response = client.ReadResponse();
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->status, 413);
+  EXPECT_TRUE(nlohmann::json::parse(response->body).contains("error"));
+  EXPECT_EQ(response->Header("Connection"), "close");
+  EXPECT_TRUE(client.WaitForClose());
+}
+
+TEST_F(HttpServerTest, ChunkedBodyOverTheLimitIs413) {
+  Start();
+  TestHttpClient client(server_->port());
+  std::string chunk(600, 'a');
+  ASSERT_TRUE(
+      client.Send("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+                  "258\r\n" +
+                  chunk + "\r\n258\r\n" + chunk + "\r\n0\r\n\r\n"));
+  auto response = client.ReadResponse();
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->status, 413);
+  EXPECT_TRUE(client.WaitForClose());
+}
+
+TEST_F(HttpServerTest, OversizedHeadersAre431) {
+  Start();
+  TestHttpClient client(server_->port());
+  ASSERT_TRUE(client.Send(Get("/small", "X-Big: " + std::string(20000, 'b') + "\r\n")));
+  auto response = client.ReadResponse();
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->status, 431);
+  EXPECT_TRUE(client.WaitForClose());
+}
+
+TEST_F(HttpServerTest, GarbageIs400AndCloses) {
+  Start();
+  TestHttpClient client(server_->port());
+  ASSERT_TRUE(client.Send(std::string("\x00\x01 nonsense\r\n\r\n", 15)));
+  auto response = client.ReadResponse();
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->status, 400);
+  EXPECT_TRUE(nlohmann::json::parse(response->body).contains("error"));
+  EXPECT_TRUE(client.WaitForClose());
+}
+
+TEST_F(HttpServerTest, InvalidContentLengthIs400) {
+  Start();
+  for (const char* value : {"abc", "-1", "1, 2", "99999999999999999999999"}) {
+    TestHttpClient client(server_->port());
+    ASSERT_TRUE(client.Send(
+        "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: " + std::string(value) + "\r\n\r\n"));
+    auto response = client.ReadResponse();
+    ASSERT_TRUE(response) << value;
+    EXPECT_EQ(response->status, 400) << value;
+    EXPECT_TRUE(client.WaitForClose()) << value;
+  }
+}
+
+TEST_F(HttpServerTest, SlowTricklingBodyIs408) {
+  ServerLimits limits;
+  limits.min_body_bytes_per_second = 1024;
+  limits.body_grace = milliseconds(1000);
+  Start(limits);
+  TestHttpClient client(server_->port());
+  ASSERT_TRUE(client.Send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 900\r\n\r\n"));
+  std::atomic<bool> stop{false};
+  std::thread trickler([&] {
+    while (!stop.load()) {
+      if (!client.Send("0123456789")) return;  // ~100 B/s
+      std::this_thread::sleep_for(milliseconds(100));
+    }
+  });
+  auto start = Clock::now();
+  auto response = client.ReadResponse(false, milliseconds(5000));
+  auto elapsed = Clock::now() - start;
+  stop = true;
+  trickler.join();
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->status, 408);
+  EXPECT_GE(elapsed, milliseconds(900));
+  EXPECT_LT(elapsed, milliseconds(3000));
+}
+
+TEST_F(HttpServerTest, BodyAtPaceIsAccepted) {
+  ServerLimits limits;
+  limits.min_body_bytes_per_second = 100;
+  limits.body_grace = milliseconds(200);
+  Start(limits);
+  TestHttpClient client(server_->port());
+  ASSERT_TRUE(client.Send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 200\r\n\r\n"));
+  for (int i = 0; i < 5; ++i) {  // 40 bytes every 100 ms: 400 B/s, above the pace
+    ASSERT_TRUE(client.Send(std::string(40, 'z')));
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  auto response = client.ReadResponse();
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->status, 200);
+  EXPECT_EQ(response->body, std::string(200, 'z'));
+}
+
+TEST_F(HttpServerTest, HeaderTimeoutIs408) {
+  ServerLimits limits;
+  limits.header_timeout = milliseconds(700);
+  Start(limits);
+  TestHttpClient client(server_->port());
+  ASSERT_TRUE(client.Send("GET /small HTTP/1.1\r\nHost: t\r\n"));  // headers never end
+  auto start = Clock::now();
+  auto response = client.ReadResponse(false, milliseconds(4000));
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->status, 408);
+  EXPECT_LT(Clock::now() - start, milliseconds(3000));
+  EXPECT_TRUE(client.WaitForClose());
+}
+
+TEST_F(HttpServerTest, IdleKeepAliveConnectionIsClosedSilently) {
+  ServerLimits limits;
+  limits.idle_timeout = milliseconds(300);
+  Start(limits);
+  TestHttpClient client(server_->port());
+  ASSERT_TRUE(client.Send(Get("/small")));
+  ASSERT_TRUE(client.ReadResponse());
+  auto start = Clock::now();
+  EXPECT_TRUE(client.WaitForClose(milliseconds(3000)));
+  EXPECT_GE(Clock::now() - start, milliseconds(200));
+}
+
+TEST_F(HttpServerTest, ConnectionsOverTheLimitGet503) {
+  ServerLimits limits;
+  limits.max_connections = 2;
+  Start(limits);
+  TestHttpClient a(server_->port());
+  TestHttpClient b(server_->port());
+  for (TestHttpClient* c : {&a, &b}) {
+    ASSERT_TRUE(c->Send(Get("/small")));
+    auto response = c->ReadResponse();
+    ASSERT_TRUE(response);
+    EXPECT_EQ(response->status, 200);
+  }
+  TestHttpClient c(server_->port());
+  ASSERT_TRUE(c.connected());
+  auto rejected = c.ReadResponse();
+  ASSERT_TRUE(rejected);
+  EXPECT_EQ(rejected->status, 503);
+  EXPECT_TRUE(c.WaitForClose());
+
+  // Once a slot frees up, new connections are served again.
+  a.Close();
+  bool served = false;
+  for (int i = 0; i < 50 && !served; ++i) {
+    TestHttpClient d(server_->port());
+    if (d.Send(Get("/small"))) {
+      auto response = d.ReadResponse();
+      served = response && response->status == 200;
+    }
+    if (!served) std::this_thread::sleep_for(milliseconds(20));
+  }
+  EXPECT_TRUE(served);
+}
+
+TEST_F(HttpServerTest, CompressesLargeJsonWithGzipAndZstd) {
+  Start();
+  const std::string expected = BigJson();
+  ASSERT_GT(expected.size(), 2048u);
+  TestHttpClient client(server_->port());
+
+  ASSERT_TRUE(client.Send(Get("/big", "Accept-Encoding: gzip, deflate\r\n")));
+  auto gzip = client.ReadResponse();
+  ASSERT_TRUE(gzip);
+  EXPECT_EQ(gzip->Header("Content-Encoding"), "gzip");
+  EXPECT_EQ(gzip->Header("Vary"), "Accept-Encoding");
+  EXPECT_LT(gzip->body.size(), expected.size() / 2);
+  EXPECT_EQ(GzipDecompress(gzip->body), expected);
+
+  ASSERT_TRUE(client.Send(Get("/big", "Accept-Encoding: gzip, zstd\r\n")));
+  auto zstd = client.ReadResponse();
+  ASSERT_TRUE(zstd);
+  EXPECT_EQ(zstd->Header("Content-Encoding"), "zstd");
+  EXPECT_EQ(ZstdDecompress(zstd->body), expected);
+
+  ASSERT_TRUE(client.Send(Get("/big")));
+  auto plain = client.ReadResponse();
+  ASSERT_TRUE(plain);
+  EXPECT_FALSE(plain->Header("Content-Encoding"));
+  EXPECT_EQ(plain->body, expected);
+
+  ASSERT_TRUE(client.Send(Get("/small", "Accept-Encoding: gzip\r\n")));
+  auto small = client.ReadResponse();
+  ASSERT_TRUE(small);
+  EXPECT_FALSE(small->Header("Content-Encoding"));
+  EXPECT_EQ(small->body, R"({"small":true})");
+}
+
+TEST_F(HttpServerTest, StreamedResponseIsChunked) {
+  Start();
+  TestHttpClient client(server_->port());
+  ASSERT_TRUE(client.Send(Get("/stream", "Accept-Encoding: gzip\r\n")));
+  auto response = client.ReadResponse();
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->status, 200);
+  EXPECT_TRUE(response->chunked);
+  EXPECT_FALSE(response->Header("Content-Encoding"));
+  EXPECT_EQ(response->body, "piece-0\npiece-1\npiece-2\npiece-3\npiece-4\n");
+  // The connection stays usable after the last chunk.
+  ASSERT_TRUE(client.Send(Get("/small")));
+  auto next = client.ReadResponse();
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->status, 200);
+}
+
+TEST_F(HttpServerTest, StreamProducerSeesFalseWhenClientDisconnects) {
+  Start();
+  auto result = endless_.get_future();
+  {
+    TestHttpClient client(server_->port());
+    ASSERT_TRUE(client.Send(Get("/endless")));
+    auto head = client.ReadHead();
+    ASSERT_TRUE(head);
+    EXPECT_TRUE(head->chunked);
+    EXPECT_FALSE(client.ReadSome().empty());
+  }  // disconnect mid-stream
+  ASSERT_EQ(result.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  auto [written, ok] = result.get();
+  EXPECT_FALSE(ok);
+  EXPECT_LT(written, 100000);
+}
+
+TEST_F(HttpServerTest, GracefulStopFinishesInFlightRequests) {
+  Start();
+  TestHttpClient idle(server_->port());
+  ASSERT_TRUE(idle.Send(Get("/small")));
+  ASSERT_TRUE(idle.ReadResponse());
+
+  TestHttpClient busy(server_->port());
+  auto started = slow_started_.get_future();
+  ASSERT_TRUE(busy.Send(Get("/slow")));
+  ASSERT_EQ(started.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+
+  auto stop_start = Clock::now();
+  std::thread stopper([&] { server_->Stop(); });
+  // New connections are refused once Stop has begun.
+  bool refused = false;
+  for (int i = 0; i < 100 && !refused; ++i) {
+    TestHttpClient late(server_->port());
+    refused = !late.connected();
+    if (!refused) std::this_thread::sleep_for(milliseconds(5));
+  }
+  EXPECT_TRUE(refused);
+  // The idle keep-alive connection is closed...
+  EXPECT_TRUE(idle.WaitForClose(milliseconds(2000)));
+  // ...while the slow request still gets its whole response.
+  auto response = busy.ReadResponse();
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->status, 200);
+  EXPECT_EQ(response->body, R"({"slow":"done"})");
+  EXPECT_EQ(response->Header("Connection"), "close");
+  busy.Close();
+  stopper.join();
+  EXPECT_LT(Clock::now() - stop_start, std::chrono::seconds(5));
+}
+
+TEST_F(HttpServerTest, HealthzAndMetrics) {
+  Start();
+  TestHttpClient client(server_->port());
+  ASSERT_TRUE(client.Send(Get("/healthz")));
+  auto health = client.ReadResponse();
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  EXPECT_EQ(nlohmann::json::parse(health->body), nlohmann::json({{"status", "ok"}}));
+
+  server_->metrics().GetCounter("xetstore_dedup_hits_total", "Dedup hits.").Increment(7);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(client.Send(Get("/v1/xorbs/p/h")));
+    ASSERT_TRUE(client.ReadResponse());
+  }
+  ASSERT_TRUE(client.Send(Get("/missing")));
+  ASSERT_TRUE(client.ReadResponse());
+  ASSERT_TRUE(client.Send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nhello"));
+  ASSERT_TRUE(client.ReadResponse());
+
+  ASSERT_TRUE(client.Send(Get("/metrics")));
+  auto metrics = client.ReadResponse();
+  ASSERT_TRUE(metrics);
+  EXPECT_EQ(metrics->status, 200);
+  EXPECT_NE(metrics->Header("Content-Type")->find("text/plain"), std::string::npos);
+  const std::string& text = metrics->body;
+  EXPECT_NE(text.find("xetstore_http_requests_total{code=\"2xx\",route=\"healthz\"} 1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("xetstore_http_requests_total{code=\"2xx\",route=\"/v1/xorbs/{prefix}/"
+                      "{hash}\"} 3\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("xetstore_http_requests_total{code=\"4xx\",route=\"unmatched\"} 1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("xetstore_http_request_duration_seconds_count{code=\"2xx\",route="
+                      "\"/v1/xorbs/{prefix}/{hash}\"} 3\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("xetstore_http_request_duration_seconds_bucket{code=\"2xx\",route="
+                      "\"healthz\",le=\"+Inf\"} 1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("xetstore_http_request_body_bytes_total{route=\"echo\"} 5\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("xetstore_http_response_bytes_total{route=\"healthz\"} "), std::string::npos);
+  EXPECT_NE(text.find("xetstore_http_open_connections 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("xetstore_dedup_hits_total 7\n"), std::string::npos) << text;
+}
+
+TEST_F(HttpServerTest, HandlerExceptionIs500AndConnectionStaysUsable) {
+  Start();
+  TestHttpClient client(server_->port());
+  ASSERT_TRUE(client.Send(Get("/throw")));
+  auto response = client.ReadResponse();
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->status, 500);
+  EXPECT_EQ(nlohmann::json::parse(response->body)["error"], "internal server error");
+  ASSERT_TRUE(client.Send(Get("/small")));
+  auto next = client.ReadResponse();
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->status, 200);
+  // The access log records why.
+  bool logged = false;
+  for (const std::string& line : Log()) {
+    logged |= line.find("handler threw: boom") != std::string::npos;
+  }
+  EXPECT_TRUE(logged);
+}
+
+TEST_F(HttpServerTest, AccessLogHasOneJsonLinePerRequest) {
+  Start();
+  TestHttpClient client(server_->port());
+  ASSERT_TRUE(client.Send("POST /echo?q=1 HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nabc"));
+  ASSERT_TRUE(client.ReadResponse());
+  ASSERT_TRUE(client.Send(Get("/small")));  // the first line is logged before this is read
+  ASSERT_TRUE(client.ReadResponse());
+  std::vector<std::string> log = Log();
+  ASSERT_GE(log.size(), 1u);
+  auto line = nlohmann::json::parse(log[0]);
+  EXPECT_EQ(line["method"], "POST");
+  EXPECT_EQ(line["path"], "/echo?q=1");
+  EXPECT_EQ(line["route"], "echo");
+  EXPECT_EQ(line["status"], 200);
+  EXPECT_EQ(line["bytes_in"], 3);
+  EXPECT_GT(line["bytes_out"].get<int>(), 3);
+  EXPECT_GE(line["duration_ms"].get<double>(), 0.0);
+  EXPECT_EQ(line["remote"].get<std::string>().rfind("127.0.0.1:", 0), 0u);
+  EXPECT_TRUE(line.contains("ts"));
+}
+
+TEST(HttpServerStartTest, ReportsBindErrors) {
+  ServerOptions options;
+  options.address = "not-an-address";
+  options.port = 0;
+  auto bad = HttpServer::Start(Router(), options);
+  EXPECT_FALSE(bad.ok());
+
+  options.address = "127.0.0.1";
+  options.access_log = nullptr;
+  auto first = HttpServer::Start(Router(), options);
+  ASSERT_TRUE(first.ok());
+  options.port = (*first)->port();
+  auto second = HttpServer::Start(Router(), options);
+  EXPECT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), Status::Code::kIoError);
+}
+
+TEST(HttpShutdownSignalsTest, WaitReturnsTheSignal) {
+  std::promise<void> ready;
+  std::promise<int> received;
+  std::thread waiter([&] {
+    ShutdownSignals signals;
+    ready.set_value();
+    received.set_value(signals.Wait());
+  });
+  ready.get_future().wait();
+  pthread_kill(waiter.native_handle(), SIGTERM);
+  auto result = received.get_future();
+  ASSERT_EQ(result.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  EXPECT_EQ(result.get(), SIGTERM);
+  waiter.join();
+
+  ShutdownSignals signals;
+  EXPECT_FALSE(signals.WaitFor(milliseconds(10)));
+}
+
+}  // namespace
+}  // namespace xet
