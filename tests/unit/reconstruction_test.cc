@@ -73,7 +73,7 @@ FileRecord MakeFile(const std::vector<FileTerm>& terms) {
 // 10,30,60,100,150). Xorb B: six chunks of 1000 raw / 100 serialized bytes.
 // File: A[0,3) 600 | B[0,2) 2000 | A[3,5) 900 | A[1,2) 200 | B[4,6) 2000  = 5700 bytes,
 // file offsets 0, 600, 2600, 3500, 3700.
-class SyntheticTest : public ::testing::Test {
+class ReconstructionSyntheticTest : public ::testing::Test {
  protected:
   void SetUp() override {
     a = H(1);
@@ -102,7 +102,7 @@ Terms Strip(Terms terms) {
   return terms;
 }
 
-TEST_F(SyntheticTest, FullFileMergesRangesPerXorb) {
+TEST_F(ReconstructionSyntheticTest, FullFileMergesRangesPerXorb) {
   ReconstructionPlan p = Plan(std::nullopt);
   EXPECT_EQ(p.offset_into_first_range, 0u);
   EXPECT_EQ(
@@ -120,7 +120,7 @@ TEST_F(SyntheticTest, FullFileMergesRangesPerXorb) {
   EXPECT_EQ(p.terms[2].bytes_last, 149u);
 }
 
-TEST_F(SyntheticTest, RangeStartingAndEndingMidChunk) {
+TEST_F(ReconstructionSyntheticTest, RangeStartingAndEndingMidChunk) {
   ReconstructionPlan p = Plan(ByteRange{150, 3599});
   EXPECT_EQ(p.offset_into_first_range, 50u);  // 150 is 50 bytes into A chunk 1
   EXPECT_EQ(Strip(p.terms),
@@ -130,7 +130,7 @@ TEST_F(SyntheticTest, RangeStartingAndEndingMidChunk) {
   EXPECT_EQ(p.xorbs[1].ranges, (Ranges{{0, 2, {0, 199}}}));
 }
 
-TEST_F(SyntheticTest, RangeTrimsLastTermToTheChunkHoldingTheEnd) {
+TEST_F(ReconstructionSyntheticTest, RangeTrimsLastTermToTheChunkHoldingTheEnd) {
   ReconstructionPlan p = Plan(ByteRange{700, 2650});
   EXPECT_EQ(p.offset_into_first_range, 100u);
   EXPECT_EQ(Strip(p.terms), (Terms{{0, 0, 2, 2000}, {1, 3, 4, 400}}));
@@ -140,7 +140,7 @@ TEST_F(SyntheticTest, RangeTrimsLastTermToTheChunkHoldingTheEnd) {
   EXPECT_EQ(p.xorbs[1].ranges, (Ranges{{3, 4, {60, 99}}}));
 }
 
-TEST_F(SyntheticTest, RangesOnChunkBoundaries) {
+TEST_F(ReconstructionSyntheticTest, RangesOnChunkBoundaries) {
   ReconstructionPlan p = Plan(ByteRange{1600, 1600});  // first byte of B chunk 1
   EXPECT_EQ(p.offset_into_first_range, 0u);
   EXPECT_EQ(Strip(p.terms), (Terms{{0, 1, 2, 1000}}));
@@ -156,7 +156,7 @@ TEST_F(SyntheticTest, RangesOnChunkBoundaries) {
   EXPECT_EQ(p.xorbs[0].hash, b);
 }
 
-TEST_F(SyntheticTest, EndPastFileIsClamped) {
+TEST_F(ReconstructionSyntheticTest, EndPastFileIsClamped) {
   ReconstructionPlan p = Plan(ByteRange{5000, 999999});
   EXPECT_EQ(p.offset_into_first_range, 300u);
   EXPECT_EQ(Strip(p.terms), (Terms{{0, 5, 6, 1000}}));
@@ -169,7 +169,7 @@ TEST_F(SyntheticTest, EndPastFileIsClamped) {
   EXPECT_EQ(p.terms, full.terms);
 }
 
-TEST_F(SyntheticTest, StartAtOrPastEndIsOutOfRange) {
+TEST_F(ReconstructionSyntheticTest, StartAtOrPastEndIsOutOfRange) {
   for (uint64_t start : {5700ull, 5701ull, 1ull << 40}) {
     auto p = PlanReconstruction(file, store.Lookup(), ByteRange{start, start + 10});
     ASSERT_FALSE(p.ok());
@@ -179,7 +179,7 @@ TEST_F(SyntheticTest, StartAtOrPastEndIsOutOfRange) {
             Status::Code::kInvalidArgument);
 }
 
-TEST_F(SyntheticTest, CorruptRecordsAreRejected) {
+TEST_F(ReconstructionSyntheticTest, CorruptRecordsAreRejected) {
   auto expect_corrupt = [&](const FileRecord& f) {
     auto p = PlanReconstruction(f, store.Lookup(), std::nullopt);
     ASSERT_FALSE(p.ok());
@@ -262,7 +262,7 @@ std::vector<std::string> Keys(const json& j) {
   return k;
 }
 
-TEST_F(SyntheticTest, V2JsonHasExactlyTheExpectedFieldsAndSignedUrls) {
+TEST_F(ReconstructionSyntheticTest, V2JsonHasExactlyTheExpectedFieldsAndSignedUrls) {
   TransferSigner s = Signer();
   TransferUrlSigner us = UrlSigner(s);
   ReconstructionPlan p = Plan(ByteRange{150, 3599});
@@ -304,7 +304,7 @@ TEST_F(SyntheticTest, V2JsonHasExactlyTheExpectedFieldsAndSignedUrls) {
             json::parse(R"([{"chunks":{"start":4,"end":6},"bytes":{"start":400,"end":599}}])"));
 }
 
-TEST_F(SyntheticTest, V1JsonHasOneSingleRangeUrlPerEntry) {
+TEST_F(ReconstructionSyntheticTest, V1JsonHasOneSingleRangeUrlPerEntry) {
   TransferSigner s = Signer();
   TransferUrlSigner us = UrlSigner(s);
   ReconstructionPlan p = Plan(std::nullopt);
@@ -321,7 +321,7 @@ TEST_F(SyntheticTest, V1JsonHasOneSingleRangeUrlPerEntry) {
   EXPECT_EQ(j["fetch_info"][a.ToHex()].size(), 1u);
 }
 
-TEST_F(SyntheticTest, BatchJsonMergesFetchInfoAcrossFiles) {
+TEST_F(ReconstructionSyntheticTest, BatchJsonMergesFetchInfoAcrossFiles) {
   TransferSigner s = Signer();
   TransferUrlSigner us = UrlSigner(s);
   ReconstructionPlan p1 = Plan(std::nullopt);
@@ -350,7 +350,7 @@ TEST_F(SyntheticTest, BatchJsonMergesFetchInfoAcrossFiles) {
 // reference/ev-population.csv.chunks; serialized record ends of records 0-9 from
 // extra.json (read from the reference xorb bytes); the remaining ends are filler that
 // finishes at 14,737,813, the data length the captured full-file response implies.
-class EvPopulationTest : public ::testing::Test {
+class ReconstructionEvPopulationTest : public ::testing::Test {
  protected:
   void SetUp() override {
     xorb_hash =
@@ -408,7 +408,7 @@ class EvPopulationTest : public ::testing::Test {
   FileRecord file;
 };
 
-TEST_F(EvPopulationTest, FullFileV2MatchesCapture) {
+TEST_F(ReconstructionEvPopulationTest, FullFileV2MatchesCapture) {
   auto p = PlanReconstruction(file, store.Lookup(), std::nullopt);
   ASSERT_TRUE(p.ok());
   TransferSigner s = Signer();
@@ -420,7 +420,7 @@ TEST_F(EvPopulationTest, FullFileV2MatchesCapture) {
             (std::vector<ByteRange>{{0, 14737812}}));
 }
 
-TEST_F(EvPopulationTest, RangeV2AndV1MatchCapture) {
+TEST_F(ReconstructionEvPopulationTest, RangeV2AndV1MatchCapture) {
   // Range: bytes=0-200000 -> chunks [0,2), 237171 bytes unpacked, bytes 0-50468.
   auto p = PlanReconstruction(file, store.Lookup(), ByteRange{0, 200000});
   ASSERT_TRUE(p.ok());
@@ -434,7 +434,7 @@ TEST_F(EvPopulationTest, RangeV2AndV1MatchCapture) {
             (std::vector<ByteRange>{{0, 50468}}));
 }
 
-TEST_F(EvPopulationTest, MidChunkRangeOffsets) {
+TEST_F(ReconstructionEvPopulationTest, MidChunkRangeOffsets) {
   // 131072 + 5 is 5 bytes into chunk 1; the range ends inside chunk 2 (ends at 298560).
   auto p = PlanReconstruction(file, store.Lookup(), ByteRange{131077, 250000});
   ASSERT_TRUE(p.ok());
