@@ -6,6 +6,7 @@
 
 #include "cli/hash_commands.h"
 #include "cli/output.h"
+#include "cli/serve_command.h"
 
 namespace xet::cli {
 
@@ -18,6 +19,8 @@ int RunApp(int argc, char** argv) {
   app.set_version_flag("--version", "xetstore 0.1.0");
   app.require_subcommand(1);
   int exit_code = kExitOk;
+  AddServeCommand(app, &exit_code);
+  AddTokenCommands(app, &exit_code);
   AddHashCommands(app, &exit_code);
   try {
     app.parse(argc, argv);

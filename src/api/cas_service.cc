@@ -1,0 +1,370 @@
+#include "api/cas_service.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <mutex>
+#include <nlohmann/json.hpp>
+
+#include "api/byte_range.h"
+#include "api/crypto_util.h"
+#include "api/http_status.h"
+#include "api/reconstruction.h"
+#include "api/shard_ingest.h"
+#include "api/transfer_signer.h"
+#include "api/xorb_ingest.h"
+#include "api/xorb_range_response.h"
+#include "format/shard_writer.h"
+
+namespace xet {
+namespace {
+
+Result<Hash> HashParam(const RouteParams& params, const char* name) {
+  const auto it = params.find(name);
+  if (it == params.end()) return Status::InvalidArgument(std::string("missing ") + name);
+  const auto h = Hash::FromHex(it->second);
+  if (!h || it->second.size() != 64) {
+    return Status::InvalidArgument(std::string("malformed ") + name +
+                                   ": expected 64 lowercase hex characters");
+  }
+  return *h;
+}
+
+std::span<const uint8_t> BodyBytes(const HttpRequest& req) { return AsBytes(req.body); }
+
+// Upload validation failures are the client's: every non-storage error is a 400.
+HttpResponse UploadError(const Status& st) {
+  if (st.code() == Status::Code::kResourceExhausted || st.code() == Status::Code::kCorruption ||
+      st.code() == Status::Code::kNotFound) {
+    return HttpResponse::Error(400, st.message());
+  }
+  return ErrorResponse(st);
+}
+
+std::string NdjsonLine(const nlohmann::json& event) { return event.dump() + "\n"; }
+
+}  // namespace
+
+CasService::CasService(CasServiceConfig config, Index& index, ObjectStore& objects,
+                       TokenService& tokens, const TransferSigner& signer, Metrics* metrics)
+    : config_(std::move(config)),
+      index_(index),
+      objects_(objects),
+      tokens_(tokens),
+      signer_(signer),
+      metrics_(metrics),
+      xorb_cache_(index, config_.xorb_cache_bytes) {}
+
+void CasService::SetPublicUrl(std::string url) {
+  std::lock_guard lock(public_url_mu_);
+  config_.public_url = std::move(url);
+}
+
+std::string CasService::PublicUrl() const {
+  std::lock_guard lock(public_url_mu_);
+  return config_.public_url;
+}
+
+Result<Principal> CasService::Authorize(const HttpRequest& req, Permission needed) const {
+  XET_ASSIGN_OR_RETURN(Principal p, tokens_.Authenticate(req.headers.Get("authorization")));
+  XET_RETURN_IF_ERROR(RequirePermission(p, needed));
+  return p;
+}
+
+HttpResponse CasService::UploadXorb(const HttpRequest& req, const RouteParams& params) {
+  auto principal = Authorize(req, Permission::kWrite);
+  if (!principal.ok()) return ErrorResponse(principal.status());
+  if (params.at("prefix") != "default") {
+    return HttpResponse::Error(400, "unknown xorb prefix; only 'default' is served");
+  }
+  auto hash = HashParam(params, "hash");
+  if (!hash.ok()) return ErrorResponse(hash.status());
+  auto scope = WriteScope(*principal);
+  if (!scope.ok()) return ErrorResponse(scope.status());
+  auto result = IngestXorb(*hash, BodyBytes(req), *scope, index_, objects_);
+  if (!result.ok()) return UploadError(result.status());
+  return HttpResponse::Json(nlohmann::json{{"was_inserted", result->inserted}}.dump());
+}
+
+HttpResponse CasService::HeadXorb(const HttpRequest& req, const RouteParams& params) {
+  auto principal = Authorize(req, Permission::kRead);
+  if (!principal.ok()) return ErrorResponse(principal.status());
+  if (params.at("prefix") != "default") return HttpResponse::Error(400, "unknown xorb prefix");
+  auto hash = HashParam(params, "hash");
+  if (!hash.ok()) return ErrorResponse(hash.status());
+  auto visible = index_.XorbVisible(*hash, principal->read_scopes());
+  if (!visible.ok()) return ErrorResponse(visible.status());
+  if (!*visible) return HttpResponse::Error(404, "xorb not found");
+  auto rec = index_.GetXorb(*hash);
+  if (!rec.ok()) return ErrorResponse(rec.status());
+  if (!*rec) return HttpResponse::Error(404, "xorb not found");
+  HttpResponse res;
+  res.content_length = (*rec)->object_size;
+  return res;
+}
+
+HttpResponse CasService::UploadShard(const HttpRequest& req, const RouteParams&) {
+  auto principal = Authorize(req, Permission::kWrite);
+  if (!principal.ok()) return ErrorResponse(principal.status());
+  auto scope = WriteScope(*principal);
+  if (!scope.ok()) return ErrorResponse(scope.status());
+  ShardIngestOptions opts;
+  opts.visible_scopes = principal->read_scopes();
+  opts.scope = *scope;
+  auto result = IngestShard(BodyBytes(req), opts, index_, objects_);
+  if (!result.ok()) return UploadError(result.status());
+  return HttpResponse::Json(nlohmann::json{{"result", static_cast<int>(result->result)}}.dump());
+}
+
+HttpResponse CasService::UploadShardStreaming(const HttpRequest& req, const RouteParams&) {
+  auto principal = Authorize(req, Permission::kWrite);
+  if (!principal.ok()) return ErrorResponse(principal.status());
+  auto scope = WriteScope(*principal);
+  if (!scope.ok()) return ErrorResponse(scope.status());
+
+  HttpResponse res;
+  res.headers.Set("Content-Type", "application/x-ndjson");
+  res.headers.Set("Cache-Control", "no-cache");
+  // The stream runs after this handler returns, when the request is gone: it keeps its
+  // own copy of the body.
+  auto body = std::make_shared<const std::string>(req.body);
+  res.stream = [this, body, p = *principal,
+                sc = *scope](const std::function<bool(std::string_view)>& write) {
+    std::atomic<size_t> verified{0}, total{0};
+    ShardIngestOptions opts;
+    opts.visible_scopes = p.read_scopes();
+    opts.scope = sc;
+    opts.progress = [&](size_t v, size_t t) {
+      verified.store(v, std::memory_order_relaxed);
+      total.store(t, std::memory_order_relaxed);
+    };
+    auto job = std::async(std::launch::async,
+                          [&] { return IngestShard(AsBytes(*body), opts, index_, objects_); });
+    // Progress every 500 ms; the same event repeats as a heartbeat while nothing moves.
+    while (job.wait_for(std::chrono::milliseconds(500)) != std::future_status::ready) {
+      if (!write(NdjsonLine({{"type", "validating"},
+                             {"verified", verified.load(std::memory_order_relaxed)},
+                             {"total", total.load(std::memory_order_relaxed)}}))) {
+        job.wait();  // the client left; finish (or fail) the registration anyway
+        return;
+      }
+    }
+    auto result = job.get();
+    if (!result.ok()) {
+      const HttpResponse err = UploadError(result.status());
+      const auto msg = nlohmann::json::parse(err.body, nullptr, false);
+      write(NdjsonLine(
+          {{"type", "error"}, {"message", msg.is_object() ? msg.value("error", "") : err.body}}));
+      return;
+    }
+    write(
+        NdjsonLine({{"type", "validating"}, {"verified", total.load()}, {"total", total.load()}}));
+    write(NdjsonLine({{"type", "committing"}, {"stage", "syncing"}}));
+    write(NdjsonLine({{"type", "result"}, {"result", static_cast<int>(result->result)}}));
+  };
+  return res;
+}
+
+HttpResponse CasService::QueryChunk(const HttpRequest& req, const RouteParams& params) {
+  auto principal = Authorize(req, Permission::kRead);
+  if (!principal.ok()) return ErrorResponse(principal.status());
+  const std::string& prefix = params.at("prefix");
+  if (prefix != "default-merkledb" && prefix != "default") {
+    return HttpResponse::Error(400, "unknown dedup prefix; use 'default-merkledb'");
+  }
+  auto hash = HashParam(params, "hash");
+  if (!hash.ok()) return ErrorResponse(hash.status());
+  auto xorbs = index_.FindXorbsWithChunk(*hash, principal->read_scopes(), config_.dedup_max_xorbs);
+  if (!xorbs.ok()) return ErrorResponse(xorbs.status());
+  if (xorbs->empty()) return HttpResponse::Error(404, "chunk not tracked for deduplication");
+
+  std::vector<CasInfo> infos;
+  for (const Hash& xh : *xorbs) {
+    auto rec = index_.GetXorb(xh);
+    if (!rec.ok()) return ErrorResponse(rec.status());
+    if (!*rec) continue;
+    CasInfo info;
+    info.cas_hash = xh;
+    uint32_t start = 0;
+    for (const XorbChunkRow& c : (*rec)->chunks) {
+      info.entries.push_back({c.hash, start, c.uncompressed_end - start, 0, 0});
+      start = c.uncompressed_end;
+    }
+    info.num_bytes_in_cas = start;
+    info.num_bytes_on_disk = static_cast<uint32_t>((*rec)->object_size);
+    infos.push_back(std::move(info));
+  }
+  Hash key;
+  const auto random = SecureRandomBytes(Hash::kSize);
+  key = Hash::FromBytes(random.data());
+  const int64_t now = tokens_.Now();
+  const Shard shard = BuildGlobalDedupShard(infos, key, static_cast<uint64_t>(now),
+                                            static_cast<uint64_t>(now + config_.dedup_key_ttl_s));
+  auto bytes = SerializeShard(shard);
+  if (!bytes.ok()) return ErrorResponse(bytes.status());
+  HttpResponse res;
+  res.headers.Set("Content-Type", "application/octet-stream");
+  res.body.assign(bytes->begin(), bytes->end());
+  return res;
+}
+
+HttpResponse CasService::HeadFile(const HttpRequest& req, const RouteParams& params) {
+  auto principal = Authorize(req, Permission::kRead);
+  if (!principal.ok()) return ErrorResponse(principal.status());
+  auto hash = HashParam(params, "file_id");
+  if (!hash.ok()) return ErrorResponse(hash.status());
+  auto visible = index_.FileVisible(*hash, principal->read_scopes());
+  if (!visible.ok()) return ErrorResponse(visible.status());
+  if (!*visible) return HttpResponse::Error(404, "file not found");
+  auto rec = index_.GetFile(*hash);
+  if (!rec.ok()) return ErrorResponse(rec.status());
+  if (!*rec) return HttpResponse::Error(404, "file not found");
+  HttpResponse res;
+  res.content_length = (*rec)->size;
+  return res;
+}
+
+Result<FileRecord> CasService::VisibleFile(const Principal& p, const Hash& file_hash) {
+  XET_ASSIGN_OR_RETURN(bool visible, index_.FileVisible(file_hash, p.read_scopes()));
+  if (!visible) return Status::NotFound("file not found");
+  XET_ASSIGN_OR_RETURN(auto rec, index_.GetFile(file_hash));
+  if (!rec) return Status::NotFound("file not found");
+  return std::move(*rec);
+}
+
+namespace {
+
+// Plans with chunk tables from the cache, keeping each record alive for the plan's use.
+Result<ReconstructionPlan> Plan(XorbRecordCache& cache, const FileRecord& file,
+                                std::optional<ByteRange> range) {
+  std::vector<std::shared_ptr<const XorbRecord>> held;
+  Status lookup_error;
+  const XorbLookup lookup = [&](const Hash& h) -> const XorbRecord* {
+    auto rec = cache.Get(h);
+    if (!rec.ok()) {
+      lookup_error = rec.status();
+      return nullptr;
+    }
+    held.push_back(*rec);
+    return rec->get();
+  };
+  auto plan = PlanReconstruction(file, lookup, range);
+  if (!lookup_error.ok()) return lookup_error;
+  return plan;
+}
+
+}  // namespace
+
+HttpResponse CasService::Reconstruction(const HttpRequest& req, const RouteParams& params,
+                                        bool v2) {
+  auto principal = Authorize(req, Permission::kRead);
+  if (!principal.ok()) return ErrorResponse(principal.status());
+  auto hash = HashParam(params, "file_id");
+  if (!hash.ok()) return ErrorResponse(hash.status());
+  auto file = VisibleFile(*principal, *hash);
+  if (!file.ok()) return ErrorResponse(file.status());
+
+  std::optional<ByteRange> range;
+  if (auto header = req.headers.Get("range")) {
+    auto ranges = ParseByteRanges(*header, {.max_ranges = 1, .allow_open_end = true});
+    if (!ranges.ok())
+      return HttpResponse::Error(400, "bad Range header: " + ranges.status().message());
+    range = (*ranges)[0];
+  }
+  auto plan = Plan(xorb_cache_, *file, range);
+  if (!plan.ok()) {
+    if (plan.status().code() == Status::Code::kOutOfRange) {
+      HttpResponse res = HttpResponse::Error(416, "range starts past the end of the file");
+      res.headers.Set("Content-Range", "bytes */" + std::to_string(file->size));
+      return res;
+    }
+    return ErrorResponse(plan.status());
+  }
+  auto url_signer = signer_.NewUrlSigner(PublicUrl(), tokens_.Now() + config_.transfer_url_ttl_s);
+  if (!url_signer.ok()) return ErrorResponse(url_signer.status());
+  return HttpResponse::Json(v2 ? SerializeReconstructionV2(*plan, *url_signer)
+                               : SerializeReconstructionV1(*plan, *url_signer));
+}
+
+HttpResponse CasService::GetReconstructionV2(const HttpRequest& req, const RouteParams& params) {
+  return Reconstruction(req, params, true);
+}
+
+HttpResponse CasService::GetReconstructionV1(const HttpRequest& req, const RouteParams& params) {
+  return Reconstruction(req, params, false);
+}
+
+HttpResponse CasService::BatchReconstruction(const HttpRequest& req, const RouteParams&) {
+  auto principal = Authorize(req, Permission::kRead);
+  if (!principal.ok()) return ErrorResponse(principal.status());
+  const auto body = nlohmann::json::parse(req.body, nullptr, false);
+  if (!body.is_array()) {
+    return HttpResponse::Error(400, "body must be a JSON array of {\"prefix\", \"hash\"}");
+  }
+  if (body.size() > config_.max_batch_files) {
+    return HttpResponse::Error(
+        400, "too many files in one batch (max " + std::to_string(config_.max_batch_files) + ")");
+  }
+  std::vector<Hash> hashes;
+  for (const auto& key : body) {
+    if (!key.is_object() || !key.contains("hash") || !key["hash"].is_string() ||
+        (key.contains("prefix") && key["prefix"] != "default")) {
+      return HttpResponse::Error(400, "each key must be {\"prefix\": \"default\", \"hash\": ...}");
+    }
+    const std::string hex = key["hash"].get<std::string>();
+    const auto h = Hash::FromHex(hex);
+    if (!h) return HttpResponse::Error(400, "malformed file hash '" + hex + "'");
+    if (std::find(hashes.begin(), hashes.end(), *h) == hashes.end()) hashes.push_back(*h);
+  }
+  std::vector<ReconstructionPlan> plans;
+  plans.reserve(hashes.size());
+  for (const Hash& h : hashes) {
+    auto file = VisibleFile(*principal, h);
+    if (!file.ok()) {
+      if (file.status().code() == Status::Code::kNotFound) {
+        return HttpResponse::Error(404, "file " + h.ToHex() + " not found");
+      }
+      return ErrorResponse(file.status());
+    }
+    auto plan = Plan(xorb_cache_, *file, std::nullopt);
+    if (!plan.ok()) return ErrorResponse(plan.status());
+    plans.push_back(std::move(*plan));
+  }
+  std::vector<FileReconstruction> files;
+  for (size_t i = 0; i < hashes.size(); ++i) files.push_back({hashes[i], &plans[i]});
+  auto url_signer = signer_.NewUrlSigner(PublicUrl(), tokens_.Now() + config_.transfer_url_ttl_s);
+  if (!url_signer.ok()) return ErrorResponse(url_signer.status());
+  return HttpResponse::Json(SerializeBatchReconstruction(files, *url_signer));
+}
+
+HttpResponse CasService::GetTransfer(const HttpRequest& req, const RouteParams& params) {
+  // Self-authorizing: the signature in the query is the credential; no Authorization.
+  if (params.at("prefix") != "default") return HttpResponse::Error(400, "unknown xorb prefix");
+  auto hash = HashParam(params, "hash");
+  if (!hash.ok()) return ErrorResponse(hash.status());
+  const auto signed_range = req.QueryParam("X-Xet-Signed-Range");
+  const auto expires = req.QueryParam("Expires");
+  const auto signature = req.QueryParam("Signature");
+  TransferQuery query;
+  query.signed_range = signed_range ? std::string_view(*signed_range) : std::string_view();
+  query.expires = expires ? std::string_view(*expires) : std::string_view();
+  query.signature = signature ? std::string_view(*signature) : std::string_view();
+  const TransferVerification v = signer_.Verify(*hash, query, tokens_.Now());
+  if (!v.ok()) {
+    const int code = v.error == TransferAuthError::kMalformed ? 400 : 403;
+    return HttpResponse::Error(
+        code, std::string("transfer URL rejected: ") + TransferAuthErrorName(v.error));
+  }
+  auto rec = xorb_cache_.Get(*hash);
+  if (!rec.ok()) return ErrorResponse(rec.status());
+  if (!*rec || (*rec)->chunks.empty()) return HttpResponse::Error(404, "xorb not found");
+  const uint64_t data_len = (*rec)->chunks.back().compressed_end;
+  const std::string key = XorbKey(*hash);
+  return BuildXorbRangeResponse(data_len, v.ranges, req.headers.Get("range"),
+                                [&](uint64_t offset, std::span<uint8_t> out) {
+                                  return objects_.ReadRange(key, offset, out);
+                                });
+}
+
+}  // namespace xet

@@ -1,0 +1,68 @@
+// The Xet CAS API (spec api.md) as route handlers over an Index, an ObjectStore, the
+// token service and the transfer signer. Transport-independent: handlers take and return
+// server/http.h types; RegisterCasRoutes binds them to a Router.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "api/auth.h"
+#include "api/xorb_record_cache.h"
+#include "server/http.h"
+#include "store/index.h"
+#include "store/object_store.h"
+
+namespace xet {
+
+class TransferSigner;
+class Router;
+class Metrics;
+
+struct CasServiceConfig {
+  std::string public_url;                   // base of URLs handed out, no trailing '/'
+  int64_t transfer_url_ttl_s = 3600;        // lifetime of signed xorb fetch URLs
+  int64_t dedup_key_ttl_s = 7 * 24 * 3600;  // shard_key_expiry of global-dedup answers
+  size_t dedup_max_xorbs = 8;               // xorbs listed in one global-dedup answer
+  size_t xorb_cache_bytes = 256 << 20;      // memory for cached xorb chunk tables
+  size_t max_batch_files = 1000;            // files in one POST /v1/reconstructions
+};
+
+class CasService {
+ public:
+  // All references must outlive the service. Thread-safe: handlers run concurrently.
+  CasService(CasServiceConfig config, Index& index, ObjectStore& objects, TokenService& tokens,
+             const TransferSigner& signer, Metrics* metrics = nullptr);
+
+  // Replaces the base of the URLs handed out (e.g. once an ephemeral port is known).
+  void SetPublicUrl(std::string url);
+
+  HttpResponse UploadXorb(const HttpRequest& req, const RouteParams& params);
+  HttpResponse HeadXorb(const HttpRequest& req, const RouteParams& params);
+  HttpResponse UploadShard(const HttpRequest& req, const RouteParams& params);
+  HttpResponse UploadShardStreaming(const HttpRequest& req, const RouteParams& params);
+  HttpResponse QueryChunk(const HttpRequest& req, const RouteParams& params);
+  HttpResponse HeadFile(const HttpRequest& req, const RouteParams& params);
+  HttpResponse GetReconstructionV2(const HttpRequest& req, const RouteParams& params);
+  HttpResponse GetReconstructionV1(const HttpRequest& req, const RouteParams& params);
+  HttpResponse BatchReconstruction(const HttpRequest& req, const RouteParams& params);
+  HttpResponse GetTransfer(const HttpRequest& req, const RouteParams& params);
+
+ private:
+  Result<Principal> Authorize(const HttpRequest& req, Permission needed) const;
+  // The file if it exists and one of the principal's scopes can see it; NotFound otherwise.
+  Result<FileRecord> VisibleFile(const Principal& p, const Hash& file_hash);
+  HttpResponse Reconstruction(const HttpRequest& req, const RouteParams& params, bool v2);
+  std::string PublicUrl() const;
+
+  CasServiceConfig config_;
+  mutable std::mutex public_url_mu_;  // guards config_.public_url
+  Index& index_;
+  ObjectStore& objects_;
+  TokenService& tokens_;
+  const TransferSigner& signer_;
+  Metrics* metrics_;
+  XorbRecordCache xorb_cache_;
+};
+
+}  // namespace xet

@@ -1,0 +1,38 @@
+#include "api/http_status.h"
+
+namespace xet {
+
+int HttpStatusFor(const Status& status) {
+  switch (status.code()) {
+    case Status::Code::kOk:
+      return 200;
+    case Status::Code::kInvalidArgument:
+    case Status::Code::kCorruption:
+    case Status::Code::kOutOfRange:
+      return 400;
+    case Status::Code::kUnauthenticated:
+      return 401;
+    case Status::Code::kPermissionDenied:
+      return 403;
+    case Status::Code::kNotFound:
+      return 404;
+    case Status::Code::kResourceExhausted:
+      return 413;
+    case Status::Code::kUnimplemented:
+      return 501;
+    case Status::Code::kIoError:
+    case Status::Code::kInternal:
+      return 500;
+  }
+  return 500;
+}
+
+HttpResponse ErrorResponse(const Status& status) {
+  const int code = HttpStatusFor(status);
+  if (code >= 500 && code != 501) {
+    return HttpResponse::Error(code, "internal error while handling the request; see server log");
+  }
+  return HttpResponse::Error(code, status.message());
+}
+
+}  // namespace xet

@@ -1,0 +1,63 @@
+#include "cli/node_config.h"
+
+namespace xet::cli {
+
+std::string NodeConfig::IndexPath() const {
+  if (index_url.empty()) return data_dir + "/index.sqlite";
+  if (index_url.starts_with("sqlite://")) return index_url.substr(9);
+  return index_url;
+}
+
+std::string NodeConfig::ObjectsPath() const {
+  if (objects_url.empty()) return data_dir + "/objects";
+  if (objects_url.starts_with("file://")) return objects_url.substr(7);
+  return objects_url;
+}
+
+std::string NodeConfig::SecretPath() const {
+  return secret_file.empty() ? data_dir + "/secret" : secret_file;
+}
+
+std::string NodeConfig::PublicUrl() const {
+  std::string url = public_url.empty() ? "http://" + listen : public_url;
+  while (url.size() > 1 && url.back() == '/') url.pop_back();
+  return url;
+}
+
+void AddNodeOptions(CLI::App* cmd, NodeConfig* c, bool server_options) {
+  cmd->add_option("--data-dir", c->data_dir,
+                  "Directory holding the index, the objects, the signing secret and the admin "
+                  "token")
+      ->envname("XETSTORE_DATA_DIR")
+      ->capture_default_str();
+  cmd->add_option("--index", c->index_url,
+                  "Index backend: a SQLite file path (default <data-dir>/index.sqlite)")
+      ->envname("XETSTORE_INDEX");
+  if (!server_options) return;
+  cmd->add_option("--listen", c->listen, "Address and port to listen on")
+      ->envname("XETSTORE_LISTEN")
+      ->capture_default_str();
+  cmd->add_option("--public-url", c->public_url,
+                  "Base URL put in the URLs the server hands out (default http://<listen>)")
+      ->envname("XETSTORE_PUBLIC_URL");
+  cmd->add_option("--objects", c->objects_url,
+                  "Object store: a directory (default <data-dir>/objects)")
+      ->envname("XETSTORE_OBJECTS");
+  cmd->add_option("--secret-file", c->secret_file,
+                  "Signing secret shared by the nodes of one deployment (default "
+                  "<data-dir>/secret, created on first start)")
+      ->envname("XETSTORE_SECRET_FILE");
+  cmd->add_option("--workers", c->workers, "Request handler threads")
+      ->envname("XETSTORE_WORKERS")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  cmd->add_option("--max-connections", c->max_connections, "Open connections accepted at once")
+      ->envname("XETSTORE_MAX_CONNECTIONS")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  cmd->add_flag("--access-log,!--no-access-log", c->access_log,
+                "Log one JSON line per request to stderr")
+      ->envname("XETSTORE_ACCESS_LOG");
+}
+
+}  // namespace xet::cli

@@ -1,0 +1,33 @@
+// Where a server node keeps its state, and how its options are resolved: a command-line
+// flag wins over an XETSTORE_* environment variable, which wins over the --config file
+// (TOML/INI `key = value`), which wins over the default.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <string>
+
+namespace xet::cli {
+
+struct NodeConfig {
+  std::string listen = "127.0.0.1:8080";
+  std::string data_dir = "./xetstore-data";
+  std::string public_url;   // default: http://<listen>
+  std::string index_url;    // default: sqlite file <data_dir>/index.sqlite
+  std::string objects_url;  // default: <data_dir>/objects
+  std::string secret_file;  // default: <data_dir>/secret
+  int workers = 16;
+  size_t max_connections = 1024;
+  bool access_log = true;
+
+  std::string IndexPath() const;
+  std::string ObjectsPath() const;
+  std::string SecretPath() const;
+  std::string AdminTokenPath() const { return data_dir + "/admin-token"; }
+  std::string PublicUrl() const;
+};
+
+// Adds --data-dir (and, with `server_options`, every serve option) to `cmd`.
+void AddNodeOptions(CLI::App* cmd, NodeConfig* config, bool server_options);
+
+}  // namespace xet::cli

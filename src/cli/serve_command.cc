@@ -1,0 +1,161 @@
+#include "cli/serve_command.h"
+
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "api/auth.h"
+#include "api/cas_routes.h"
+#include "api/cas_service.h"
+#include "api/crypto_util.h"
+#include "api/transfer_signer.h"
+#include "cli/node_config.h"
+#include "cli/output.h"
+#include "common/atomic_file.h"
+#include "server/http_server.h"
+#include "server/router.h"
+#include "server/shutdown_signals.h"
+#include "store/index.h"
+#include "store/object_store.h"
+
+namespace xet::cli {
+namespace {
+
+constexpr size_t kSecretBytes = 32;
+
+// The state of one node: its stores and its signing secret.
+struct Node {
+  std::unique_ptr<Index> index;
+  std::unique_ptr<ObjectStore> objects;
+  std::string secret;  // hex
+};
+
+Result<std::string> LoadOrCreateSecret(const std::string& path) {
+  auto existing = ReadSmallFile(path);
+  if (existing.ok()) {
+    std::string s = *existing;
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+    if (s.size() < 2 * kSecretBytes) {
+      return Status::InvalidArgument(path + ": secret too short (need " +
+                                     std::to_string(2 * kSecretBytes) + " hex characters)");
+    }
+    return s;
+  }
+  if (existing.status().code() != Status::Code::kNotFound) return existing.status();
+  const std::string secret = SecureRandomHex(kSecretBytes);
+  XET_RETURN_IF_ERROR(WriteFileAtomically(path, secret + "\n", 0600));
+  return secret;
+}
+
+Result<Node> OpenNode(const NodeConfig& config, bool need_objects) {
+  std::error_code ec;
+  std::filesystem::create_directories(config.data_dir, ec);
+  if (ec)
+    return Status::IoError("cannot create data directory " + config.data_dir + ": " + ec.message());
+  if (config.index_url.starts_with("postgres")) {
+    return Status::Unimplemented("PostgreSQL index is not available yet; use the SQLite default");
+  }
+  if (config.objects_url.starts_with("s3://")) {
+    return Status::Unimplemented("S3 object store is not available yet; use a local directory");
+  }
+  Node node;
+  XET_ASSIGN_OR_RETURN(node.index, OpenSqliteIndex(config.IndexPath()));
+  if (need_objects) {
+    XET_ASSIGN_OR_RETURN(node.objects, OpenLocalObjectStore(config.ObjectsPath()));
+    XET_ASSIGN_OR_RETURN(node.secret, LoadOrCreateSecret(config.SecretPath()));
+  }
+  return node;
+}
+
+// On first start (no token at all), creates the admin token, saves it with mode 0600 and
+// prints it once.
+Status EnsureAdminToken(const NodeConfig& config, TokenService& tokens, Index& index) {
+  XET_ASSIGN_OR_RETURN(auto existing, index.ListTokens());
+  if (!existing.empty()) return Status::Ok();
+  XET_ASSIGN_OR_RETURN(NewUserToken t, tokens.CreateUserToken("admin", Permission::kAdmin, {}));
+  XET_RETURN_IF_ERROR(WriteFileAtomically(config.AdminTokenPath(), t.secret + "\n", 0600));
+  std::fprintf(stderr,
+               "Created the admin token (shown once; also saved with mode 0600 to %s):\n  %s\n",
+               config.AdminTokenPath().c_str(), t.secret.c_str());
+  return Status::Ok();
+}
+
+Result<ServerOptions> ServerOptionsFrom(const NodeConfig& config) {
+  ServerOptions o;
+  const size_t colon = config.listen.rfind(':');
+  if (colon == std::string::npos) {
+    return Status::InvalidArgument("--listen must be ADDRESS:PORT, got '" + config.listen + "'");
+  }
+  o.address = config.listen.substr(0, colon);
+  if (o.address.size() >= 2 && o.address.front() == '[' && o.address.back() == ']') {
+    o.address = o.address.substr(1, o.address.size() - 2);
+  }
+  const std::string port = config.listen.substr(colon + 1);
+  char* end = nullptr;
+  const unsigned long p = std::strtoul(port.c_str(), &end, 10);
+  if (port.empty() || *end != '\0' || p > 65535) {
+    return Status::InvalidArgument("bad port in --listen '" + config.listen + "'");
+  }
+  o.port = static_cast<uint16_t>(p);
+  o.worker_threads = config.workers;
+  o.limits.max_connections = config.max_connections;
+  if (!config.access_log) o.access_log = nullptr;
+  return o;
+}
+
+int RunServe(const NodeConfig& config) {
+  ShutdownSignals signals;  // before any thread starts
+  auto node = OpenNode(config, true);
+  if (!node.ok()) return ReportFailure(node.status());
+  TokenService tokens(*node->index, AsBytes(node->secret));
+  if (Status st = EnsureAdminToken(config, tokens, *node->index); !st.ok()) {
+    return ReportFailure(st);
+  }
+  auto signer = TransferSigner::Create(node->secret);
+  if (!signer.ok()) return ReportFailure(signer.status());
+  auto options = ServerOptionsFrom(config);
+  if (!options.ok()) return ReportFailure(options.status(), "example: --listen 127.0.0.1:8080");
+  options->metrics = std::make_shared<Metrics>();
+
+  CasServiceConfig cas_config;
+  cas_config.public_url = config.PublicUrl();
+  CasService cas(cas_config, *node->index, *node->objects, tokens, *signer, options->metrics.get());
+  Router router;
+  if (Status st = RegisterCasRoutes(router, cas); !st.ok()) return ReportFailure(st);
+
+  auto server = HttpServer::Start(std::move(router), std::move(*options));
+  if (!server.ok()) {
+    return ReportFailure(server.status(), "is another process using that port? try --listen");
+  }
+  std::string public_url = config.PublicUrl();
+  if (config.public_url.empty()) {  // the bound port may differ from --listen (port 0)
+    const std::string host = config.listen.substr(0, config.listen.rfind(':'));
+    public_url = "http://" + host + ":" + std::to_string((*server)->port());
+    cas.SetPublicUrl(public_url);
+  }
+  std::fprintf(stderr, "xetstore serving on %s (data in %s); Ctrl-C or SIGTERM stops it\n",
+               public_url.c_str(), config.data_dir.c_str());
+  const int sig = signals.Wait();
+  std::fprintf(stderr, "xetstore: received signal %d, finishing in-flight requests\n", sig);
+  (*server)->Stop();
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddServeCommand(CLI::App& app, int* exit_code) {
+  auto config = std::make_shared<NodeConfig>();
+  CLI::App* serve = app.add_subcommand(
+      "serve",
+      "Run a Xet CAS server on the embedded default: a SQLite index and a local object\n"
+      "directory under --data-dir. On first start it creates the data directory, a signing\n"
+      "secret and an admin token (printed once, saved to <data-dir>/admin-token).");
+  serve->set_config("--config", "", "Read options from a TOML/INI file (key = value)");
+  AddNodeOptions(serve, config.get(), true);
+  serve->callback([config, exit_code] { *exit_code = RunServe(*config); });
+}
+
+}  // namespace xet::cli

@@ -1,0 +1,398 @@
+// The CAS API end to end: a real `xetstore serve` on a loopback port, driven over HTTP
+// with real xorbs and shards, including every error status the spec lists.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "api/byte_range.h"
+#include "format/compression.h"
+#include "format/merkle.h"
+#include "format/shard_parser.h"
+#include "format/xorb.h"
+#include "support/curl_client.h"
+#include "support/server_process.h"
+#include "support/subprocess.h"
+#include "support/test_support.h"
+#include "support/xet_fixtures.h"
+
+namespace xet {
+namespace {
+
+using nlohmann::json;
+using testing::Bearer;
+using testing::Fetch;
+using testing::HttpResult;
+using testing::SerializeForUpload;
+using testing::ServerProcess;
+using testing::UploadArtifacts;
+
+// Creates a token with `xetstore token create` against the server's data directory.
+std::string CreateToken(const ServerProcess& s, const std::string& perm, const std::string& scope) {
+  const auto r =
+      testing::RunXetstore("token --data-dir " + s.data_dir() + " create --name t --permission " +
+                           perm + " --scope " + scope);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::string t = r.out;
+  while (!t.empty() && t.back() == '\n') t.pop_back();
+  return t;
+}
+
+HttpResult PostXorb(const ServerProcess& s, const std::string& token, const SerializedXorb& x) {
+  return Fetch("POST", s.url() + "/v1/xorbs/default/" + x.hash.ToHex(), {Bearer(token)},
+               testing::AsString(x.bytes));
+}
+
+// Uploads every xorb and the shard; expects success.
+void Upload(const ServerProcess& s, const std::string& token, const UploadArtifacts& a) {
+  for (const auto& x : a.xorbs) {
+    const auto r = PostXorb(s, token, x);
+    ASSERT_EQ(r.status, 200) << r.body;
+  }
+  const auto r = Fetch("POST", s.url() + "/v1/shards", {Bearer(token)}, a.shard_bytes);
+  ASSERT_EQ(r.status, 200) << r.body;
+}
+
+// Splits a multipart/byteranges body into its parts' payloads.
+std::vector<std::string> MultipartParts(const std::string& content_type, const std::string& body) {
+  const std::string key = "boundary=";
+  const size_t at = content_type.find(key);
+  EXPECT_NE(at, std::string::npos) << content_type;
+  const std::string delim = "--" + content_type.substr(at + key.size());
+  std::vector<std::string> parts;
+  size_t pos = body.find(delim);
+  while (pos != std::string::npos) {
+    pos += delim.size();
+    if (body.compare(pos, 2, "--") == 0) break;
+    const size_t header_end = body.find("\r\n\r\n", pos);
+    const size_t next = body.find("\r\n" + delim, header_end);
+    parts.push_back(body.substr(header_end + 4, next - header_end - 4));
+    pos = body.find(delim, next);
+  }
+  return parts;
+}
+
+// Downloads the bytes a v2 reconstruction answer describes, the way a client does:
+// one multi-range GET per fetch entry (no Authorization), then terms in order.
+std::string Download(const json& recon, uint64_t want_bytes) {
+  std::map<std::pair<std::string, uint32_t>, std::string> chunks;
+  for (auto& [xorb, entries] : recon["xorbs"].items()) {
+    for (const auto& e : entries) {
+      std::string range = "Range: bytes=";
+      for (size_t i = 0; i < e["ranges"].size(); ++i) {
+        const auto& b = e["ranges"][i]["bytes"];
+        range += (i ? "," : "") + std::to_string(b["start"].get<uint64_t>()) + "-" +
+                 std::to_string(b["end"].get<uint64_t>());
+      }
+      const auto r = Fetch("GET", e["url"], {range});
+      EXPECT_EQ(r.status, 206) << r.body;
+      const auto parts = e["ranges"].size() == 1
+                             ? std::vector<std::string>{r.body}
+                             : MultipartParts(r.headers.at("content-type"), r.body);
+      EXPECT_EQ(parts.size(), e["ranges"].size());
+      ChunkCodec codec;
+      for (size_t i = 0; i < parts.size(); ++i) {
+        const auto& c = e["ranges"][i]["chunks"];
+        std::span<const uint8_t> rest(reinterpret_cast<const uint8_t*>(parts[i].data()),
+                                      parts[i].size());
+        for (uint32_t idx = c["start"]; idx < c["end"].get<uint32_t>(); ++idx) {
+          std::vector<uint8_t> out;
+          auto n = ExtractXorbChunk(rest, codec, &out);
+          EXPECT_TRUE(n.ok()) << n.status().ToString();
+          if (!n.ok()) return {};
+          chunks[{xorb, idx}] = testing::AsString(out);
+          rest = rest.subspan(*n);
+        }
+        EXPECT_TRUE(rest.empty());
+      }
+    }
+  }
+  std::string out;
+  for (const auto& t : recon["terms"]) {
+    std::string term;
+    for (uint32_t i = t["range"]["start"]; i < t["range"]["end"].get<uint32_t>(); ++i) {
+      term += chunks.at({t["hash"], i});
+    }
+    EXPECT_EQ(term.size(), t["unpacked_length"].get<uint64_t>());
+    out += term;
+  }
+  out.erase(0, recon["offset_into_first_range"].get<uint64_t>());
+  if (out.size() > want_bytes) out.resize(want_bytes);
+  return out;
+}
+
+class CasServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_ = std::make_unique<ServerProcess>(testing::MakeTempDir("cas"));
+    admin_ = server_->AdminToken();
+    ASSERT_TRUE(admin_.starts_with("hf_")) << admin_;
+    writer_ = CreateToken(*server_, "write", "team/a");
+    reader_ = CreateToken(*server_, "read", "team/a");
+    other_ = CreateToken(*server_, "write", "team/b");
+  }
+
+  std::string Url(const std::string& path) const { return server_->url() + path; }
+
+  std::unique_ptr<ServerProcess> server_;
+  std::string admin_, writer_, reader_, other_;
+};
+
+TEST_F(CasServerTest, AdminTokenFileIsPrivate) {
+  struct stat st {};
+  ASSERT_EQ(::stat((server_->data_dir() + "/admin-token").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_NE(server_->Log().find(admin_), std::string::npos);  // printed once at first start
+}
+
+TEST_F(CasServerTest, UploadThenDownloadWholeFileAndRanges) {
+  const auto data = testing::TextLikeBytes(3'000'000, 1);
+  const auto a = testing::PrepareUpload(data);
+  Upload(*server_, writer_, a);
+
+  auto head = Fetch("HEAD", Url("/v1/files/" + a.file_hash.ToHex()), {Bearer(reader_)});
+  EXPECT_EQ(head.status, 200);
+  EXPECT_EQ(head.headers["content-length"], std::to_string(data.size()));
+
+  const auto r = Fetch("GET", Url("/v2/reconstructions/" + a.file_hash.ToHex()), {Bearer(reader_)});
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json recon = json::parse(r.body);
+  EXPECT_EQ(recon["offset_into_first_range"], 0);
+  EXPECT_EQ(Download(recon, data.size()), testing::AsString(data));
+
+  // A range starting mid-chunk and ending mid-chunk.
+  const uint64_t first = a.chunks[0].size + 12345, last = first + 200'000;
+  const auto rr = Fetch(
+      "GET", Url("/v2/reconstructions/" + a.file_hash.ToHex()),
+      {Bearer(reader_), "Range: bytes=" + std::to_string(first) + "-" + std::to_string(last)});
+  ASSERT_EQ(rr.status, 200) << rr.body;
+  const json rj = json::parse(rr.body);
+  EXPECT_EQ(rj["offset_into_first_range"], 12345);
+  EXPECT_EQ(rj["terms"][0]["range"]["start"], 1);
+  EXPECT_EQ(Download(rj, last - first + 1),
+            testing::AsString(std::span(data).subspan(first, last - first + 1)));
+
+  // Past the end: 416.
+  const auto past = Fetch("GET", Url("/v2/reconstructions/" + a.file_hash.ToHex()),
+                          {Bearer(reader_), "Range: bytes=" + std::to_string(data.size()) + "-"});
+  EXPECT_EQ(past.status, 416) << past.body;
+
+  // v1 answers one signed URL per term range.
+  const auto v1 =
+      Fetch("GET", Url("/v1/reconstructions/" + a.file_hash.ToHex()), {Bearer(reader_)});
+  ASSERT_EQ(v1.status, 200) << v1.body;
+  const json v1j = json::parse(v1.body);
+  EXPECT_EQ(v1j["terms"].size(), recon["terms"].size());
+  EXPECT_TRUE(v1j.contains("fetch_info"));
+
+  // Batch.
+  const json keys = json::array({{{"prefix", "default"}, {"hash", a.file_hash.ToHex()}}});
+  const auto batch = Fetch("POST", Url("/v1/reconstructions"), {Bearer(reader_)}, keys.dump());
+  ASSERT_EQ(batch.status, 200) << batch.body;
+  EXPECT_TRUE(json::parse(batch.body)["files"].contains(a.file_hash.ToHex()));
+}
+
+TEST_F(CasServerTest, XorbUploadIsValidatedAndIdempotent) {
+  const auto a = testing::PrepareUpload(testing::RandomBytes(400'000, 2));
+  const SerializedXorb& x = a.xorbs[0];
+  const std::string path = "/v1/xorbs/default/" + x.hash.ToHex();
+  auto r = PostXorb(*server_, writer_, x);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["was_inserted"], true);
+  r = PostXorb(*server_, writer_, x);
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(json::parse(r.body)["was_inserted"], false);
+
+  auto head = Fetch("HEAD", Url(path), {Bearer(reader_)});
+  EXPECT_EQ(head.status, 200);
+  EXPECT_GT(std::stoull(head.headers["content-length"]), x.bytes.size());  // footer stored
+
+  const std::string body = testing::AsString(x.bytes);
+  // Wrong hash in the path, truncated, corrupted, empty, bad prefix, bad hex.
+  EXPECT_EQ(Fetch("POST", Url("/v1/xorbs/default/" + a.file_hash.ToHex()), {Bearer(writer_)}, body)
+                .status,
+            400);
+  EXPECT_EQ(Fetch("POST", Url(path), {Bearer(writer_)}, body.substr(0, body.size() - 1)).status,
+            400);
+  std::string corrupt = body;
+  corrupt[corrupt.size() / 2] ^= 0x40;
+  EXPECT_EQ(Fetch("POST", Url(path), {Bearer(writer_)}, corrupt).status, 400);
+  EXPECT_EQ(Fetch("POST", Url(path), {Bearer(writer_)}, "").status, 400);
+  EXPECT_EQ(Fetch("POST", Url("/v1/xorbs/other/" + x.hash.ToHex()), {Bearer(writer_)}, body).status,
+            400);
+  EXPECT_EQ(Fetch("POST", Url("/v1/xorbs/default/xyz"), {Bearer(writer_)}, body).status, 400);
+  // Auth: none, garbage, read-only.
+  EXPECT_EQ(Fetch("POST", Url(path), {}, body).status, 401);
+  EXPECT_EQ(Fetch("POST", Url(path), {Bearer("hf_0000")}, body).status, 401);
+  EXPECT_EQ(Fetch("POST", Url(path), {"Authorization: Basic abc"}, body).status, 401);
+  EXPECT_EQ(Fetch("POST", Url(path), {Bearer(reader_)}, body).status, 403);
+  // Over the route's body limit: 413 before the body is read.
+  EXPECT_EQ(Fetch("POST", Url(path), {Bearer(writer_)}, std::string((65 << 20) + 1, 'x')).status,
+            413);
+}
+
+TEST_F(CasServerTest, ShardUploadValidatesEverything) {
+  const auto a = testing::PrepareUpload(testing::TextLikeBytes(500'000, 3));
+  // Shard before its xorb: 400.
+  auto r = Fetch("POST", Url("/v1/shards"), {Bearer(writer_)}, a.shard_bytes);
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_NE(r.body.find("upload xorbs before the shard"), std::string::npos) << r.body;
+  for (const auto& x : a.xorbs) ASSERT_EQ(PostXorb(*server_, writer_, x).status, 200);
+
+  auto bad = a.shard;
+  bad.files[0].verification[0].range_hash = Hash();
+  EXPECT_EQ(Fetch("POST", Url("/v1/shards"), {Bearer(writer_)}, SerializeForUpload(bad)).status,
+            400);
+  bad = a.shard;
+  bad.files[0].file_hash = a.chunks[0].hash;
+  EXPECT_EQ(Fetch("POST", Url("/v1/shards"), {Bearer(writer_)}, SerializeForUpload(bad)).status,
+            400);
+  bad = a.shard;
+  bad.files[0].terms[0].chunk_index_end += 1;
+  EXPECT_EQ(Fetch("POST", Url("/v1/shards"), {Bearer(writer_)}, SerializeForUpload(bad)).status,
+            400);
+  bad = a.shard;
+  bad.files[0].terms[0].unpacked_segment_bytes += 1;
+  EXPECT_EQ(Fetch("POST", Url("/v1/shards"), {Bearer(writer_)}, SerializeForUpload(bad)).status,
+            400);
+  bad = a.shard;
+  bad.cas_infos[0].entries[0].unpacked_segment_bytes += 1;
+  EXPECT_EQ(Fetch("POST", Url("/v1/shards"), {Bearer(writer_)}, SerializeForUpload(bad)).status,
+            400);
+  EXPECT_EQ(Fetch("POST", Url("/v1/shards"), {Bearer(writer_)}, "garbage").status, 400);
+  EXPECT_EQ(
+      Fetch("POST", Url("/v1/shards"), {Bearer(writer_)}, a.shard_bytes.substr(0, 100)).status,
+      400);
+  // None of the bad shards registered the file.
+  EXPECT_EQ(Fetch("HEAD", Url("/v1/files/" + a.file_hash.ToHex()), {Bearer(writer_)}).status, 404);
+
+  r = Fetch("POST", Url("/v1/shards"), {Bearer(writer_)}, a.shard_bytes);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["result"], 1);
+  r = Fetch("POST", Url("/v1/shards"), {Bearer(writer_)}, a.shard_bytes);
+  EXPECT_EQ(json::parse(r.body)["result"], 0);
+  EXPECT_EQ(Fetch("POST", Url("/v1/shards"), {Bearer(reader_)}, a.shard_bytes).status, 403);
+}
+
+TEST_F(CasServerTest, StreamingShardUploadEndsWithResultOrError) {
+  const auto a = testing::PrepareUpload(testing::TextLikeBytes(300'000, 4));
+  for (const auto& x : a.xorbs) ASSERT_EQ(PostXorb(*server_, writer_, x).status, 200);
+  auto bad = a.shard;
+  bad.files[0].verification[0].range_hash = Hash();
+  auto r = Fetch("POST", Url("/v2/shards"), {Bearer(writer_)}, SerializeForUpload(bad));
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.headers["content-type"], "application/x-ndjson");
+  std::string last = r.body.substr(r.body.rfind('\n', r.body.size() - 2) + 1);
+  EXPECT_EQ(json::parse(last)["type"], "error") << r.body;
+
+  r = Fetch("POST", Url("/v2/shards"), {Bearer(writer_)}, a.shard_bytes);
+  ASSERT_EQ(r.status, 200);
+  last = r.body.substr(r.body.rfind('\n', r.body.size() - 2) + 1);
+  EXPECT_EQ(json::parse(last)["type"], "result") << r.body;
+  EXPECT_EQ(json::parse(last)["result"], 1);
+  EXPECT_EQ(Fetch("HEAD", Url("/v1/files/" + a.file_hash.ToHex()), {Bearer(reader_)}).status, 200);
+}
+
+TEST_F(CasServerTest, GlobalDedupAnswersAProtectedShard) {
+  const auto a = testing::PrepareUpload(testing::RandomBytes(600'000, 5));
+  Upload(*server_, writer_, a);
+  const Hash first = a.chunks[0].hash;  // the first chunk of a file is always eligible
+  for (const char* prefix : {"default-merkledb", "default"}) {
+    const auto r = Fetch("GET", Url(std::string("/v1/chunks/") + prefix + "/" + first.ToHex()),
+                         {Bearer(reader_)});
+    ASSERT_EQ(r.status, 200) << r.body;
+    const auto shard = ParseShard({reinterpret_cast<const uint8_t*>(r.body.data()), r.body.size()});
+    ASSERT_TRUE(shard.ok()) << shard.status().ToString();
+    ASSERT_TRUE(shard->footer.has_value());
+    EXPECT_TRUE(shard->files.empty());
+    ASSERT_EQ(shard->cas_infos.size(), 1u);
+    EXPECT_EQ(shard->cas_infos[0].cas_hash, a.xorbs[0].hash);
+    const Hash key = shard->footer->chunk_hash_hmac_key;
+    EXPECT_FALSE(key.IsZero());
+    EXPECT_GT(shard->footer->shard_key_expiry, shard->footer->shard_creation_timestamp);
+    EXPECT_EQ(shard->cas_infos[0].entries[0].chunk_hash, DedupProtectedHash(first, key));
+  }
+  // Unknown chunk: 404; malformed: 400; bad prefix: 400.
+  EXPECT_EQ(
+      Fetch("GET", Url("/v1/chunks/default-merkledb/" + a.file_hash.ToHex()), {Bearer(reader_)})
+          .status,
+      404);
+  EXPECT_EQ(Fetch("GET", Url("/v1/chunks/default-merkledb/zz"), {Bearer(reader_)}).status, 400);
+  EXPECT_EQ(Fetch("GET", Url("/v1/chunks/nope/" + first.ToHex()), {Bearer(reader_)}).status, 400);
+}
+
+TEST_F(CasServerTest, KnowingAHashIsNotEnoughToRead) {
+  const auto a = testing::PrepareUpload(testing::TextLikeBytes(400'000, 6));
+  Upload(*server_, writer_, a);
+  const std::string fid = a.file_hash.ToHex();
+  // team/b's token sees nothing of team/a's data.
+  EXPECT_EQ(Fetch("HEAD", Url("/v1/files/" + fid), {Bearer(other_)}).status, 404);
+  EXPECT_EQ(Fetch("GET", Url("/v2/reconstructions/" + fid), {Bearer(other_)}).status, 404);
+  EXPECT_EQ(Fetch("GET", Url("/v1/reconstructions/" + fid), {Bearer(other_)}).status, 404);
+  EXPECT_EQ(
+      Fetch("HEAD", Url("/v1/xorbs/default/" + a.xorbs[0].hash.ToHex()), {Bearer(other_)}).status,
+      404);
+  EXPECT_EQ(
+      Fetch("GET", Url("/v1/chunks/default-merkledb/" + a.chunks[0].hash.ToHex()), {Bearer(other_)})
+          .status,
+      404);
+  // Nor can it claim the xorb in a shard of its own.
+  EXPECT_EQ(Fetch("POST", Url("/v1/shards"), {Bearer(other_)}, a.shard_bytes).status, 400);
+  // The admin sees everything.
+  EXPECT_EQ(Fetch("HEAD", Url("/v1/files/" + fid), {Bearer(admin_)}).status, 200);
+}
+
+TEST_F(CasServerTest, TransferUrlsAreSelfAuthorizingAndTamperProof) {
+  const auto data = testing::RandomBytes(700'000, 7);
+  const auto a = testing::PrepareUpload(data);
+  Upload(*server_, writer_, a);
+  const json recon = json::parse(
+      Fetch("GET", Url("/v2/reconstructions/" + a.file_hash.ToHex()), {Bearer(reader_)}).body);
+  const auto& entry = recon["xorbs"].begin().value()[0];
+  const std::string url = entry["url"];
+  const auto& bytes = entry["ranges"][0]["bytes"];
+  const uint64_t b0 = bytes["start"], b1 = bytes["end"];
+  const std::string full = "Range: bytes=" + std::to_string(b0) + "-" + std::to_string(b1);
+  EXPECT_EQ(Fetch("GET", url, {full}).status, 206);
+  // A sub-range of the signed set is fine (split single-range GETs).
+  const auto sub =
+      Fetch("GET", url, {"Range: bytes=" + std::to_string(b0) + "-" + std::to_string(b0 + 99)});
+  EXPECT_EQ(sub.status, 206);
+  EXPECT_EQ(sub.body.size(), 100u);
+  // Outside the signed set; no Range; tampered signature/expiry/xorb.
+  EXPECT_EQ(
+      Fetch("GET", url, {"Range: bytes=" + std::to_string(b1 + 1) + "-" + std::to_string(b1 + 10)})
+          .status,
+      403);
+  EXPECT_EQ(Fetch("GET", url).status, 403);
+  std::string tampered = url;
+  tampered[tampered.size() - 1] = tampered.back() == '0' ? '1' : '0';
+  EXPECT_EQ(Fetch("GET", tampered, {full}).status, 403);
+  const size_t exp = url.find("Expires=");
+  ASSERT_NE(exp, std::string::npos);
+  std::string later = url;
+  later.insert(exp + 8, "9");
+  EXPECT_EQ(Fetch("GET", later, {full}).status, 403);
+}
+
+TEST_F(CasServerTest, DataSurvivesRestartAndKill) {
+  const auto data = testing::TextLikeBytes(1'500'000, 8);
+  const auto a = testing::PrepareUpload(data);
+  Upload(*server_, writer_, a);
+  EXPECT_EQ(server_->Terminate(), 0);  // graceful SIGTERM exits 0
+  const std::string dir = server_->data_dir();
+  server_ = std::make_unique<ServerProcess>(dir);
+  EXPECT_EQ(server_->Log().find("admin token"), std::string::npos);  // not re-created
+  auto r = Fetch("GET", Url("/v2/reconstructions/" + a.file_hash.ToHex()), {Bearer(reader_)});
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Download(json::parse(r.body), data.size()), testing::AsString(data));
+
+  // SIGKILL right after another upload: what was acknowledged is there after restart.
+  const auto b = testing::PrepareUpload(testing::TextLikeBytes(800'000, 9));
+  Upload(*server_, writer_, b);
+  server_->Kill();
+  server_ = std::make_unique<ServerProcess>(dir);
+  EXPECT_EQ(Fetch("HEAD", Url("/v1/files/" + b.file_hash.ToHex()), {Bearer(reader_)}).status, 200);
+}
+
+}  // namespace
+}  // namespace xet

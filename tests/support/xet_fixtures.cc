@@ -1,0 +1,79 @@
+#include "support/xet_fixtures.h"
+
+#include <stdexcept>
+
+#include "format/chunker.h"
+#include "format/keyed_hash.h"
+#include "format/sha256.h"
+#include "format/shard_writer.h"
+
+namespace xet::testing {
+
+UploadArtifacts PrepareUpload(std::span<const uint8_t> data, CompressionPolicy policy) {
+  UploadArtifacts a;
+  a.size = data.size();
+  XorbBuilder builder(policy);
+  FileInfo file;
+  file.flags = kFileFlagWithVerification | kFileFlagWithMetadataExt;
+  std::vector<Hash> term_hashes;
+  uint32_t term_start = 0;
+  uint64_t term_bytes = 0;
+
+  auto close_term = [&](const Hash& xorb_hash) {
+    if (term_hashes.empty()) return;
+    FileDataSequenceEntry t;
+    t.cas_hash = xorb_hash;
+    t.unpacked_segment_bytes = static_cast<uint32_t>(term_bytes);
+    t.chunk_index_start = term_start;
+    t.chunk_index_end = term_start + static_cast<uint32_t>(term_hashes.size());
+    file.terms.push_back(t);
+    file.verification.push_back({VerificationHash(term_hashes), {}});
+    term_hashes.clear();
+    term_bytes = 0;
+  };
+  auto finish_xorb = [&] {
+    SerializedXorb x = builder.Finish();
+    close_term(x.hash);
+    CasInfo info;
+    info.cas_hash = x.hash;
+    uint32_t start = 0;
+    for (const ChunkInfo& c : x.table.chunks) {
+      info.entries.push_back({c.hash, start, static_cast<uint32_t>(c.size), 0, 0});
+      start += static_cast<uint32_t>(c.size);
+    }
+    info.num_bytes_in_cas = start;
+    info.num_bytes_on_disk = static_cast<uint32_t>(x.bytes.size());
+    a.shard.cas_infos.push_back(std::move(info));
+    a.xorbs.push_back(std::move(x));
+    term_start = 0;
+  };
+
+  uint64_t prev = 0;
+  for (uint64_t end : ChunkBoundaries(data)) {
+    const auto chunk = data.subspan(prev, end - prev);
+    const Hash h = ChunkHash(chunk);
+    if (!builder.CanAdd(chunk.size())) finish_xorb();
+    if (!builder.Add(chunk, h).ok()) throw std::runtime_error("XorbBuilder::Add failed");
+    a.chunks.push_back({h, chunk.size()});
+    term_hashes.push_back(h);
+    term_bytes += chunk.size();
+    prev = end;
+  }
+  if (!builder.empty()) finish_xorb();
+
+  a.file_hash = FileHash(a.chunks);
+  file.file_hash = a.file_hash;
+  file.metadata_ext = FileMetadataExt{Sha256ToXetOrder(Sha256Of(data)), {}};
+  a.shard.files.push_back(std::move(file));
+  a.shard_bytes = SerializeForUpload(a.shard);
+  return a;
+}
+
+std::string SerializeForUpload(const Shard& shard) {
+  auto bytes = SerializeShardForUpload(shard);
+  if (!bytes.ok())
+    throw std::runtime_error("SerializeShardForUpload: " + bytes.status().ToString());
+  return AsString(*bytes);
+}
+
+}  // namespace xet::testing

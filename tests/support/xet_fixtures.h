@@ -1,0 +1,34 @@
+// Builds what a Xet client uploads for a file (xorbs and an upload-form shard), the
+// simple way, so server tests can drive the CAS API with real protocol artifacts.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "format/merkle.h"
+#include "format/shard_types.h"
+#include "format/xorb.h"
+
+namespace xet::testing {
+
+struct UploadArtifacts {
+  Hash file_hash;
+  uint64_t size = 0;
+  std::vector<ChunkInfo> chunks;
+  std::vector<SerializedXorb> xorbs;  // the file's chunks in order, packed into xorbs
+  Shard shard;                        // one file info (with verification + SHA-256)
+  std::string shard_bytes;            // the shard in upload form (no footer)
+};
+
+// Chunks `data` and packs every chunk, in order, into as many xorbs as needed.
+UploadArtifacts PrepareUpload(std::span<const uint8_t> data,
+                              CompressionPolicy policy = CompressionPolicy::kPredict);
+
+// Re-serializes `shard` in upload form (after a test modified it).
+std::string SerializeForUpload(const Shard& shard);
+
+inline std::string AsString(std::span<const uint8_t> b) { return std::string(b.begin(), b.end()); }
+
+}  // namespace xet::testing
