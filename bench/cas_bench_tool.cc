@@ -1,0 +1,682 @@
+// CAS server benchmarks (issue 3), each against a real `xetstore serve` child process on
+// 127.0.0.1:0 with a temporary --data-dir, driven over loopback HTTP, except the in-process
+// parts of `ingest`. Results are JSON objects, one per line, on stdout (bench/run-cas-bench
+// turns them into a table); progress goes to stderr. Timings are never asserted here.
+//
+//   cas_bench_tool recon  [--requests 200] [--perf-dir DIR]
+//       Reconstruction latency: a 100,000-term file over 1,000 xorbs of 1,024 chunks of 64
+//       bytes (no compression), "unmerged" (consecutive terms name different xorbs; each
+//       xorb's 100 terms are the disjoint runs [10k, 10k+8)) and "merged" (each xorb's 100
+//       terms adjacent in the file, runs [10k, 10k+10)). Uploads the xorbs and one shard
+//       (verification hashes, file hashes) over HTTP, then times, one request at a time on
+//       one keep-alive connection, GET /v2/reconstructions full and random-range for each
+//       shape and GET /v1/reconstructions full unmerged, to the body's last byte.
+//   cas_bench_tool ingest [--iterations 10]
+//       A 64 MiB xorb of 1,024 text-like 64 KiB chunks, LZ4: (a) ParseAndVerifyXorb +
+//       footer in process, (b) IngestXorb into a LocalObjectStore + SqliteIndex (durable),
+//       (c) POST /v1/xorbs over HTTP.
+//   cas_bench_tool commit [--shards 400] [--files-per-shard 4] [--threads 16]
+//       Shard commit throughput: distinct shards POSTed to /v1/shards concurrently.
+//   cas_bench_tool wrk --lua bench/wrk-reconstructions.lua [--duration 30] [--connections 64]
+//                      [--wrk-threads 2]
+//       Runs wrk against GET /v2/reconstructions/<id> of a few small files.
+//
+// Common: --xetstore PATH (default: `xetstore` beside this executable).
+#include <curl/curl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <random>
+#include <regex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api/xorb_ingest.h"
+#include "cas_bench_support.h"
+#include "format/keyed_hash.h"
+#include "format/merkle.h"
+#include "format/shard_types.h"
+#include "format/shard_writer.h"
+#include "format/xorb.h"
+#include "format/xorb_footer.h"
+#include "store/index.h"
+#include "store/object_store.h"
+
+namespace xet::bench {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+// ---------------------------------------------------------------------------------------
+// Options
+
+struct Options {
+  std::string mode;
+  std::map<std::string, std::string> values;
+
+  std::string Get(const std::string& key, const std::string& def) const {
+    auto it = values.find(key);
+    return it == values.end() ? def : it->second;
+  }
+  size_t GetSize(const std::string& key, size_t def) const {
+    auto it = values.find(key);
+    return it == values.end() ? def : static_cast<size_t>(std::stoull(it->second));
+  }
+};
+
+Options ParseOptions(int argc, char** argv) {
+  if (argc < 2) throw std::runtime_error("usage: cas_bench_tool recon|ingest|commit|wrk [--k v]");
+  Options o;
+  o.mode = argv[1];
+  for (int i = 2; i < argc; ++i) {
+    std::string k = argv[i];
+    if (!k.starts_with("--") || i + 1 >= argc) throw std::runtime_error("bad option: " + k);
+    o.values[k.substr(2)] = argv[++i];
+  }
+  if (o.values.count("xetstore") == 0) {
+    char self[4096];
+    const ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n <= 0) throw std::runtime_error("pass --xetstore");
+    self[n] = '\0';
+    o.values["xetstore"] = (std::filesystem::path(self).parent_path() / "xetstore").string();
+  }
+  return o;
+}
+
+json Machine() {
+  return {
+      {"cpu", CpuModel()}, {"cores", std::thread::hardware_concurrency()}, {"load", LoadAverage()}};
+}
+
+// ---------------------------------------------------------------------------------------
+// Test data
+
+uint64_t SplitMix(uint64_t& state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+void FillRandom(uint64_t seed, std::span<uint8_t> out) {
+  uint64_t state = seed;
+  for (size_t i = 0; i < out.size(); i += 8) {
+    const uint64_t v = SplitMix(state);
+    std::memcpy(out.data() + i, &v, std::min<size_t>(8, out.size() - i));
+  }
+}
+
+// Text-like (compressible) bytes, as bench_data.cc's generator, with a seed.
+std::vector<uint8_t> MakeText(size_t n, uint64_t seed) {
+  static const char* kWords[] = {
+      "model",    "layer", "weight",   "tensor", "the",     "of",    "2026",    "ckpt",
+      "gradient", "0.125", "-3.5e-4",  ",",      "\n",      "Tesla", "Seattle", "electric",
+      "battery",  "id=",   "WA,98101", "King",   "Model 3", "2019",  "BEV",     "215"};
+  constexpr size_t kNumWords = sizeof(kWords) / sizeof(kWords[0]);
+  std::vector<uint8_t> out;
+  out.reserve(n + 32);
+  uint64_t x = seed;
+  while (out.size() < n) {
+    const char* w = kWords[SplitMix(x) % kNumWords];
+    while (*w) out.push_back(static_cast<uint8_t>(*w++));
+    out.push_back(' ');
+    if (SplitMix(x) % 16 == 0) {
+      const std::string num = std::to_string(SplitMix(x) % 1000000);
+      out.insert(out.end(), num.begin(), num.end());
+    }
+  }
+  out.resize(n);
+  return out;
+}
+
+// `num_xorbs` xorbs of `chunks` random chunks of `chunk_bytes`, stored uncompressed.
+std::vector<SerializedXorb> BuildRandomXorbs(size_t num_xorbs, size_t chunks, size_t chunk_bytes,
+                                             uint64_t seed) {
+  std::vector<SerializedXorb> out(num_xorbs);
+  std::vector<uint8_t> chunk(chunk_bytes);
+  XorbBuilder builder(CompressionPolicy::kNone);
+  for (size_t x = 0; x < num_xorbs; ++x) {
+    for (size_t i = 0; i < chunks; ++i) {
+      FillRandom(seed ^ (x * 1'000'003 + i * 7919 + 1), chunk);
+      if (!builder.Add(chunk).ok()) throw std::runtime_error("XorbBuilder::Add failed");
+    }
+    out[x] = builder.Finish();
+  }
+  return out;
+}
+
+struct TermSpec {
+  uint32_t xorb, start, end;
+};
+
+// A file info (with verification entries) whose terms are `terms` over `xorbs`.
+FileInfo MakeFile(const std::vector<SerializedXorb>& xorbs, const std::vector<TermSpec>& terms,
+                  uint64_t* size) {
+  FileInfo f;
+  f.flags = kFileFlagWithVerification;
+  std::vector<ChunkInfo> all;
+  std::vector<Hash> term_hashes;
+  *size = 0;
+  for (const TermSpec& t : terms) {
+    const XorbChunkTable& table = xorbs[t.xorb].table;
+    const uint32_t base = t.start == 0 ? 0 : table.unpacked_offsets[t.start - 1];
+    FileDataSequenceEntry e;
+    e.cas_hash = xorbs[t.xorb].hash;
+    e.unpacked_segment_bytes = table.unpacked_offsets[t.end - 1] - base;
+    e.chunk_index_start = t.start;
+    e.chunk_index_end = t.end;
+    f.terms.push_back(e);
+    term_hashes.clear();
+    for (uint32_t i = t.start; i < t.end; ++i) {
+      term_hashes.push_back(table.chunks[i].hash);
+      all.push_back(table.chunks[i]);
+    }
+    f.verification.push_back({VerificationHash(term_hashes), {}});
+    *size += e.unpacked_segment_bytes;
+  }
+  f.file_hash = FileHash(all);
+  return f;
+}
+
+std::vector<uint8_t> UploadShardBytes(std::vector<FileInfo> files) {
+  Shard shard;
+  shard.files = std::move(files);
+  auto bytes = SerializeShardForUpload(shard);
+  if (!bytes.ok())
+    throw std::runtime_error("SerializeShardForUpload: " + bytes.status().ToString());
+  return std::move(*bytes);
+}
+
+void Expect200(const HttpResponse& r, const std::string& what) {
+  if (r.status != 200) {
+    throw std::runtime_error(what + ": HTTP " + std::to_string(r.status) + " " +
+                             r.body.substr(0, 400));
+  }
+}
+
+// POSTs every xorb with `threads` keep-alive clients.
+void UploadXorbs(const ServerProcess& server, const std::string& token,
+                 const std::vector<SerializedXorb>& xorbs, size_t threads) {
+  std::atomic<size_t> next{0};
+  std::mutex mu;
+  std::string error;
+  std::vector<std::thread> pool;
+  for (size_t t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      try {
+        HttpClient http;
+        for (size_t i = next++; i < xorbs.size(); i = next++) {
+          const auto& x = xorbs[i];
+          Expect200(http.Request("POST", server.url() + "/v1/xorbs/default/" + x.hash.ToHex(),
+                                 {Bearer(token)}, x.bytes),
+                    "xorb upload");
+        }
+      } catch (const std::exception& e) {
+        std::lock_guard<std::mutex> lock(mu);
+        error = e.what();
+        next = xorbs.size();
+      }
+    });
+  }
+  for (auto& t : pool) t.join();
+  if (!error.empty()) throw std::runtime_error(error);
+}
+
+// ---------------------------------------------------------------------------------------
+// recon
+
+constexpr uint32_t kReconXorbs = 1000;
+constexpr uint32_t kReconChunks = 1024;
+constexpr uint32_t kReconTerms = 100000;
+constexpr uint32_t kReconTermsPerXorb = kReconTerms / kReconXorbs;
+constexpr size_t kReconChunkBytes = 64;
+constexpr uint64_t kMaxRangeBytes = 1 << 20;  // random ranges: 1 B .. 1 MiB (~1,600 terms)
+
+void RunRecon(const Options& opts) {
+  const size_t requests = opts.GetSize("requests", 200);
+  const std::string perf_dir = opts.Get("perf-dir", "");
+  const auto t_build = Clock::now();
+  const auto xorbs = BuildRandomXorbs(kReconXorbs, kReconChunks, kReconChunkBytes, 0x5eed);
+  std::vector<TermSpec> unmerged_terms, merged_terms;
+  for (uint32_t t = 0; t < kReconTerms; ++t) {
+    const uint32_t k = t / kReconXorbs;
+    unmerged_terms.push_back({t % kReconXorbs, 10 * k, 10 * k + 8});
+  }
+  for (uint32_t t = 0; t < kReconTerms; ++t) {
+    const uint32_t k = t % kReconTermsPerXorb;
+    merged_terms.push_back({t / kReconTermsPerXorb, 10 * k, 10 * k + 10});
+  }
+  uint64_t unmerged_size = 0, merged_size = 0;
+  FileInfo unmerged = MakeFile(xorbs, unmerged_terms, &unmerged_size);
+  FileInfo merged = MakeFile(xorbs, merged_terms, &merged_size);
+  const std::string unmerged_id = unmerged.file_hash.ToHex();
+  const std::string merged_id = merged.file_hash.ToHex();
+  const auto shard = UploadShardBytes({std::move(unmerged), std::move(merged)});
+  Log("built 1,000 xorbs and a " + std::to_string(shard.size()) + "-byte shard in " +
+      std::to_string(static_cast<int>(MsSince(t_build))) + " ms");
+
+  TempDir dir("recon");
+  ServerProcess server(opts.Get("xetstore", ""), dir.path() + "/data");
+  const std::string writer = server.CreateToken("write", "bench/recon");
+  const std::string reader = server.CreateToken("read", "bench/recon");
+  const auto t_upload = Clock::now();
+  UploadXorbs(server, writer, xorbs, 4);
+  const double xorbs_ms = MsSince(t_upload);
+  HttpClient http;
+  const auto t_shard = Clock::now();
+  auto r = http.Request("POST", server.url() + "/v1/shards", {Bearer(writer)}, shard);
+  Expect200(r, "shard upload");
+  const double shard_ms = MsSince(t_shard);
+  Log("uploaded 1,000 xorbs in " + std::to_string(static_cast<int>(xorbs_ms)) +
+      " ms, the shard in " + std::to_string(static_cast<int>(shard_ms)) + " ms");
+  Emit({{"bench", "recon_setup"},
+        {"xorb_upload_ms", xorbs_ms},
+        {"shard_bytes", shard.size()},
+        {"shard_commit_ms", shard_ms}});
+
+  // Sanity: both answers are complete.
+  for (const auto& [id, name] : {std::pair{unmerged_id, "unmerged"}, {merged_id, "merged"}}) {
+    r = http.Request("GET", server.url() + "/v2/reconstructions/" + id, {Bearer(reader)});
+    Expect200(r, "reconstruction");
+    const json j = json::parse(r.body);
+    size_t ranges = 0;
+    for (const auto& [x, entries] : j["xorbs"].items()) {
+      for (const auto& e : entries) ranges += e["ranges"].size();
+    }
+    if (j["terms"].size() != kReconTerms || j["xorbs"].size() != kReconXorbs) {
+      throw std::runtime_error(std::string("unexpected reconstruction for ") + name);
+    }
+    Emit({{"bench", "recon_shape"},
+          {"shape", name},
+          {"terms", j["terms"].size()},
+          {"xorbs", j["xorbs"].size()},
+          {"fetch_ranges", ranges},
+          {"v2_body_bytes", r.body.size()}});
+  }
+
+  struct Case {
+    std::string name, version, id;
+    uint64_t size;
+    bool ranged;
+    double target_p99_ms;
+  };
+  const std::vector<Case> cases = {
+      {"v2 full, unmerged", "v2", unmerged_id, unmerged_size, false, 25},
+      {"v2 full, merged", "v2", merged_id, merged_size, false, 15},
+      {"v2 random range, unmerged", "v2", unmerged_id, unmerged_size, true, 5},
+      {"v2 random range, merged", "v2", merged_id, merged_size, true, 5},
+      {"v1 full, unmerged", "v1", unmerged_id, unmerged_size, false, 50},
+  };
+  std::mt19937_64 rng(42);
+  int case_no = 0;
+  for (const Case& c : cases) {
+    const std::string url = server.url() + "/" + c.version + "/reconstructions/" + c.id;
+    auto headers_for = [&](bool ranged) {
+      std::vector<std::string> h = {Bearer(reader)};
+      if (ranged) {
+        const uint64_t start = rng() % c.size;
+        const uint64_t len = 1 + rng() % kMaxRangeBytes;
+        const uint64_t end = std::min(c.size - 1, start + len - 1);
+        h.push_back("Range: bytes=" + std::to_string(start) + "-" + std::to_string(end));
+      }
+      return h;
+    };
+    for (int i = 0; i < 5; ++i) {  // warm-up (xorb record cache, connection)
+      Expect200(http.Request("GET", url, headers_for(c.ranged), {}, false), c.name);
+    }
+    std::vector<double> ms;
+    size_t bytes = 0;
+    {
+      PerfRecording perf(
+          server.pid(),
+          perf_dir.empty() ? "" : perf_dir + "/recon-" + std::to_string(++case_no) + ".data");
+      for (size_t i = 0; i < requests; ++i) {
+        const auto headers = headers_for(c.ranged);  // outside the timed span
+        const auto t0 = Clock::now();
+        const auto res = http.Request("GET", url, headers, {}, false);
+        ms.push_back(MsSince(t0));
+        if (res.status != 200) {
+          throw std::runtime_error(c.name + ": HTTP " + std::to_string(res.status));
+        }
+        bytes += res.body_bytes;
+      }
+    }
+    const Summary s = Summarize(ms);
+    Emit({{"bench", "recon"},
+          {"case", c.name},
+          {"unit", "ms"},
+          {"stats", ToJson(s)},
+          {"mean_body_bytes", bytes / std::max<size_t>(1, requests)},
+          {"target", "p99 <= " + std::to_string(static_cast<int>(c.target_p99_ms)) + " ms"},
+          {"met", s.p99 <= c.target_p99_ms},
+          {"machine", Machine()}});
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// ingest
+
+constexpr size_t kIngestChunks = 1024;
+constexpr size_t kIngestChunkBytes = 64 * 1024;
+
+class IngestCorpus {
+ public:
+  IngestCorpus() : text_(MakeText(kIngestChunks * kIngestChunkBytes, 12345)) {
+    for (size_t i = 0; i < kIngestChunks; ++i) hashes_.push_back(ChunkHash(Chunk(i)));
+  }
+
+  // A distinct xorb per `variant`: chunk 0 starts with the variant number.
+  SerializedXorb Build(uint64_t variant) {
+    std::vector<uint8_t> first(Chunk(0).begin(), Chunk(0).end());
+    const std::string tag = "variant " + std::to_string(variant) + " ";
+    std::memcpy(first.data(), tag.data(), tag.size());
+    XorbBuilder b(CompressionPolicy::kLz4);
+    if (!b.Add(first).ok()) throw std::runtime_error("Add failed");
+    for (size_t i = 1; i < kIngestChunks; ++i) {
+      if (!b.Add(Chunk(i), hashes_[i]).ok()) throw std::runtime_error("Add failed");
+    }
+    return b.Finish();
+  }
+
+ private:
+  std::span<const uint8_t> Chunk(size_t i) const {
+    return std::span<const uint8_t>(text_).subspan(i * kIngestChunkBytes, kIngestChunkBytes);
+  }
+  std::vector<uint8_t> text_;
+  std::vector<Hash> hashes_;
+};
+
+void EmitIngest(const std::string& name, const std::vector<double>& ms, double target_ms,
+                size_t xorb_bytes) {
+  const Summary s = Summarize(ms);
+  json j = {{"bench", "ingest"},
+            {"case", name},
+            {"unit", "ms"},
+            {"stats", ToJson(s)},
+            {"xorb_bytes", xorb_bytes},
+            {"raw_bytes", kIngestChunks * kIngestChunkBytes},
+            {"machine", Machine()}};
+  if (target_ms > 0) {
+    j["target"] = "p50 <= " + std::to_string(static_cast<int>(target_ms)) + " ms";
+    j["met"] = s.p50 <= target_ms;
+  }
+  Emit(j);
+}
+
+void RunIngest(const Options& opts) {
+  const size_t iterations = opts.GetSize("iterations", 10);
+  IngestCorpus corpus;
+  const SerializedXorb base = corpus.Build(0);
+  Log("64 MiB xorb, LZ4: " + std::to_string(base.bytes.size()) + " bytes serialized");
+
+  // (a) verification + footer, in process (IngestXorb's CPU work).
+  {
+    std::vector<double> ms;
+    for (size_t i = 0; i < iterations + 2; ++i) {
+      const auto t0 = Clock::now();
+      auto v = ParseAndVerifyXorb(base.bytes, base.hash, XorbTrailingBytes::kReject);
+      if (!v.ok()) throw std::runtime_error(v.status().ToString());
+      const XorbFooter footer = MakeXorbFooter(v->hash, v->table, {1, 2, 3, 4});
+      std::vector<uint8_t> object;
+      object.reserve(base.bytes.size() + XorbFooterInfoLength(v->table.size()) + 4);
+      object.assign(base.bytes.begin(), base.bytes.end());
+      if (!AppendXorbFooter(footer, &object).ok()) throw std::runtime_error("footer");
+      const double t = MsSince(t0);
+      if (i >= 2) ms.push_back(t);  // two warm-up rounds
+    }
+    EmitIngest("(a) ParseAndVerifyXorb + footer (in process)", ms, 40, base.bytes.size());
+  }
+
+  // (b) IngestXorb into a LocalObjectStore + SqliteIndex: the durable path.
+  {
+    TempDir dir("ingest");
+    auto index = OpenSqliteIndex(dir.path() + "/index.sqlite");
+    auto objects = OpenLocalObjectStore(dir.path() + "/objects");
+    if (!index.ok() || !objects.ok()) throw std::runtime_error("cannot open the stores");
+    // A server that has run for a while has all 256 xorbs/<xx>/ directories (made durable
+    // once per process); create them first so each timed ingest is steady state.
+    std::vector<uint8_t> tiny(16, 0);
+    for (int p = 0; p < 256; ++p) {
+      char hex[3];
+      std::snprintf(hex, sizeof(hex), "%02x", p);
+      std::string key = "xorbs/" + std::string(hex) + "/" + std::string(hex) + std::string(62, '0');
+      if (!(*objects)->Put(key, tiny).ok()) throw std::runtime_error("warm-up put " + key);
+    }
+    if (!IngestXorb(base.hash, base.bytes, "bench", **index, **objects).ok()) {
+      throw std::runtime_error("warm-up ingest failed");
+    }
+    std::vector<double> ms;
+    for (size_t i = 0; i < iterations; ++i) {
+      const SerializedXorb x = corpus.Build(1000 + i);  // untimed
+      const auto t0 = Clock::now();
+      auto r = IngestXorb(x.hash, x.bytes, "bench", **index, **objects);
+      const double t = MsSince(t0);
+      if (!r.ok() || !r->inserted) throw std::runtime_error("IngestXorb: " + r.status().ToString());
+      ms.push_back(t);
+    }
+    EmitIngest("(b) IngestXorb: verify + footer + fsync'd object + SQLite commit", ms, 80,
+               base.bytes.size());
+  }
+
+  // (c) POST /v1/xorbs over loopback HTTP, for reference.
+  {
+    TempDir dir("ingest-http");
+    ServerProcess server(opts.Get("xetstore", ""), dir.path() + "/data");
+    const std::string writer = server.CreateToken("write", "bench/ingest");
+    HttpClient http;
+    auto post = [&](const SerializedXorb& x) {
+      const auto t0 = Clock::now();
+      auto r = http.Request("POST", server.url() + "/v1/xorbs/default/" + x.hash.ToHex(),
+                            {Bearer(writer)}, x.bytes);
+      const double t = MsSince(t0);
+      Expect200(r, "xorb upload");
+      return t;
+    };
+    post(base);  // warm-up
+    std::vector<double> ms;
+    for (size_t i = 0; i < iterations; ++i) ms.push_back(post(corpus.Build(2000 + i)));
+    EmitIngest("(c) POST /v1/xorbs over loopback HTTP (reference)", ms, 0, base.bytes.size());
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// commit
+
+void RunCommit(const Options& opts) {
+  const size_t num_shards = opts.GetSize("shards", 400);
+  const size_t files_per_shard = opts.GetSize("files-per-shard", 4);
+  const size_t threads = opts.GetSize("threads", 16);
+  constexpr uint32_t kXorbs = 16, kChunks = 1024, kRuns = 100;  // runs [10k, 10k+10)
+  const auto xorbs = BuildRandomXorbs(kXorbs, kChunks, 64, 0xc0ffee);
+  // File f: 4 terms over 4 different xorbs; (f % 16, f / 16) makes every file distinct.
+  const size_t num_files = num_shards * files_per_shard;
+  if (num_files > kXorbs * kRuns * kRuns) throw std::runtime_error("too many files");
+  std::vector<std::vector<uint8_t>> shards;
+  for (size_t s = 0; s < num_shards; ++s) {
+    std::vector<FileInfo> files;
+    for (size_t j = 0; j < files_per_shard; ++j) {
+      const size_t f = s * files_per_shard + j;
+      const auto base = static_cast<uint32_t>(f % kXorbs);
+      const auto k = static_cast<uint32_t>(f / kXorbs);
+      std::vector<TermSpec> terms;
+      for (uint32_t t = 0; t < 4; ++t) {
+        const uint32_t run = (k + t * (k / kRuns + 1)) % kRuns;
+        terms.push_back({(base + t) % kXorbs, 10 * run, 10 * run + 10});
+      }
+      uint64_t size = 0;
+      files.push_back(MakeFile(xorbs, terms, &size));
+    }
+    shards.push_back(UploadShardBytes(std::move(files)));
+  }
+
+  TempDir dir("commit");
+  ServerProcess server(opts.Get("xetstore", ""), dir.path() + "/data");
+  const std::string writer = server.CreateToken("write", "bench/commit");
+  UploadXorbs(server, writer, xorbs, 4);
+
+  std::atomic<size_t> next{0};
+  std::mutex mu;
+  std::string error;
+  std::vector<double> latencies;
+  std::vector<std::thread> pool;
+  const auto t0 = Clock::now();
+  for (size_t t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      std::vector<double> mine;
+      try {
+        HttpClient http;
+        for (size_t i = next++; i < shards.size(); i = next++) {
+          const auto t1 = Clock::now();
+          auto r = http.Request("POST", server.url() + "/v1/shards", {Bearer(writer)}, shards[i]);
+          mine.push_back(MsSince(t1));
+          Expect200(r, "shard upload");
+          if (json::parse(r.body).value("result", -1) != 1) {
+            throw std::runtime_error("shard not newly registered: " + r.body);
+          }
+        }
+      } catch (const std::exception& e) {
+        std::lock_guard<std::mutex> lock(mu);
+        error = e.what();
+        next = shards.size();
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      latencies.insert(latencies.end(), mine.begin(), mine.end());
+    });
+  }
+  for (auto& t : pool) t.join();
+  const double wall_ms = MsSince(t0);
+  if (!error.empty()) throw std::runtime_error(error);
+  const double per_s = static_cast<double>(num_shards) / (wall_ms / 1000.0);
+  Emit({{"bench", "commit"},
+        {"case", std::to_string(num_shards) + " shards x " + std::to_string(files_per_shard) +
+                     " files, " + std::to_string(threads) + " client threads"},
+        {"shards", num_shards},
+        {"wall_ms", wall_ms},
+        {"commits_per_s", per_s},
+        {"shard_bytes", shards[0].size()},
+        {"latency_ms", ToJson(Summarize(latencies))},
+        {"target", "commits/s >= 1000"},
+        {"met", per_s >= 1000},
+        {"machine", Machine()}});
+}
+
+// ---------------------------------------------------------------------------------------
+// wrk
+
+double WrkDurationMs(const std::string& value, const std::string& unit) {
+  const double v = std::stod(value);
+  if (unit == "us") return v / 1000;
+  if (unit == "ms") return v;
+  if (unit == "s") return v * 1000;
+  if (unit == "m") return v * 60000;
+  throw std::runtime_error("unknown wrk unit " + unit);
+}
+
+void RunWrk(const Options& opts) {
+  const std::string lua = opts.Get("lua", "bench/wrk-reconstructions.lua");
+  const size_t duration = opts.GetSize("duration", 30);
+  const size_t connections = opts.GetSize("connections", 64);
+  const size_t wrk_threads = opts.GetSize("wrk-threads", 2);
+  constexpr size_t kFiles = 8;
+  // Small files: one xorb of 16 random 4 KiB chunks each, read as a 2-term file.
+  const auto xorbs = BuildRandomXorbs(kFiles, 16, 4096, 0x77);
+  std::vector<FileInfo> files;
+  std::string ids;
+  for (uint32_t f = 0; f < kFiles; ++f) {
+    uint64_t size = 0;
+    files.push_back(MakeFile(xorbs, {{f, 0, 8}, {f, 8, 16}}, &size));
+    ids += (f ? "," : "") + files.back().file_hash.ToHex();
+  }
+  const auto shard = UploadShardBytes(std::move(files));
+
+  TempDir dir("wrk");
+  ServerProcess server(opts.Get("xetstore", ""), dir.path() + "/data");
+  const std::string writer = server.CreateToken("write", "bench/wrk");
+  const std::string reader = server.CreateToken("read", "bench/wrk");
+  UploadXorbs(server, writer, xorbs, 2);
+  HttpClient http;
+  Expect200(http.Request("POST", server.url() + "/v1/shards", {Bearer(writer)}, shard), "shard");
+  const std::string first = ids.substr(0, ids.find(','));
+  Expect200(http.Request("GET", server.url() + "/v2/reconstructions/" + first, {Bearer(reader)}),
+            "reconstruction");
+
+  const std::string command = "wrk -t" + std::to_string(wrk_threads) + " -c" +
+                              std::to_string(connections) + " -d" + std::to_string(duration) +
+                              "s --latency -s " + lua + " " + server.url();
+  ::setenv("XETSTORE_BENCH_TOKEN", reader.c_str(), 1);
+  ::setenv("XETSTORE_BENCH_FILES", ids.c_str(), 1);
+  Log("running: " + command);
+  const std::string out = RunCapture(command + " 2>&1");
+  std::fprintf(stderr, "%s", out.c_str());
+
+  std::smatch m;
+  double rps = 0, p99_ms = -1;
+  uint64_t total = 0, non2xx = 0, socket_errors = 0;
+  if (std::regex_search(out, m, std::regex(R"(Requests/sec:\s+([0-9.]+))"))) {
+    rps = std::stod(m[1]);
+  }
+  if (std::regex_search(out, m, std::regex(R"(\s99%\s+([0-9.]+)(us|ms|s|m)\b)"))) {
+    p99_ms = WrkDurationMs(m[1], m[2]);
+  }
+  if (std::regex_search(out, m, std::regex(R"((\d+) requests in)"))) total = std::stoull(m[1]);
+  if (std::regex_search(out, m, std::regex(R"(Non-2xx or 3xx responses:\s+(\d+))"))) {
+    non2xx = std::stoull(m[1]);
+  }
+  if (std::regex_search(
+          out, m,
+          std::regex(R"(Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+))"))) {
+    for (int i = 1; i <= 4; ++i) socket_errors += std::stoull(m[static_cast<size_t>(i)]);
+  }
+  Emit({{"bench", "wrk"},
+        {"case", "GET /v2/reconstructions (small files), " + std::to_string(connections) +
+                     " connections, " + std::to_string(duration) + " s"},
+        {"command", "XETSTORE_BENCH_TOKEN=<read token> XETSTORE_BENCH_FILES=<8 ids> " + command},
+        {"requests", total},
+        {"requests_per_s", rps},
+        {"p99_ms", p99_ms},
+        {"non_2xx", non2xx},
+        {"socket_errors", socket_errors},
+        {"target", "req/s >= 5000, p99 <= 50 ms, 0 errors"},
+        {"met", rps >= 5000 && p99_ms >= 0 && p99_ms <= 50 && non2xx == 0 && socket_errors == 0},
+        {"machine", Machine()}});
+}
+
+}  // namespace
+}  // namespace xet::bench
+
+int main(int argc, char** argv) {
+  using namespace xet::bench;
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+  int rc = 0;
+  try {
+    const Options opts = ParseOptions(argc, argv);
+    Emit({{"bench", "machine"}, {"mode", opts.mode}, {"machine", Machine()}});
+    if (opts.mode == "recon") {
+      RunRecon(opts);
+    } else if (opts.mode == "ingest") {
+      RunIngest(opts);
+    } else if (opts.mode == "commit") {
+      RunCommit(opts);
+    } else if (opts.mode == "wrk") {
+      RunWrk(opts);
+    } else {
+      throw std::runtime_error("unknown mode " + opts.mode);
+    }
+  } catch (const std::exception& e) {
+    Log(std::string("error: ") + e.what());
+    rc = 1;
+  }
+  curl_global_cleanup();
+  return rc;
+}
