@@ -16,6 +16,7 @@
 #include "api/xorb_ingest.h"
 #include "api/xorb_range_response.h"
 #include "format/shard_writer.h"
+#include "server/metrics.h"
 
 namespace xet {
 namespace {
@@ -46,6 +47,35 @@ std::string NdjsonLine(const nlohmann::json& event) { return event.dump() + "\n"
 
 }  // namespace
 
+// CAS-level counters exported on /metrics.
+struct CasService::Counters {
+  explicit Counters(Metrics& m)
+      : dedup_hits(m.GetCounter("xetstore_dedup_queries_total", "Global dedup queries by outcome.",
+                                {{"result", "hit"}})),
+        dedup_misses(m.GetCounter("xetstore_dedup_queries_total",
+                                  "Global dedup queries by outcome.", {{"result", "miss"}})),
+        xorbs_inserted(m.GetCounter("xetstore_xorbs_uploaded_total", "Xorb uploads by outcome.",
+                                    {{"result", "inserted"}})),
+        xorbs_existing(m.GetCounter("xetstore_xorbs_uploaded_total", "Xorb uploads by outcome.",
+                                    {{"result", "existed"}})),
+        xorb_raw_bytes(m.GetCounter("xetstore_xorb_raw_bytes_total",
+                                    "Uncompressed bytes of newly stored xorbs.")),
+        shards_registered(m.GetCounter("xetstore_shards_uploaded_total",
+                                       "Shard uploads by outcome.", {{"result", "registered"}})),
+        shards_existing(m.GetCounter("xetstore_shards_uploaded_total", "Shard uploads by outcome.",
+                                     {{"result", "existed"}})),
+        uploads_rejected(m.GetCounter("xetstore_uploads_rejected_total",
+                                      "Xorb and shard uploads rejected as invalid (400).")) {}
+  Counter& dedup_hits;
+  Counter& dedup_misses;
+  Counter& xorbs_inserted;
+  Counter& xorbs_existing;
+  Counter& xorb_raw_bytes;
+  Counter& shards_registered;
+  Counter& shards_existing;
+  Counter& uploads_rejected;
+};
+
 CasService::CasService(CasServiceConfig config, Index& index, ObjectStore& objects,
                        TokenService& tokens, const TransferSigner& signer, Metrics* metrics)
     : config_(std::move(config)),
@@ -53,8 +83,11 @@ CasService::CasService(CasServiceConfig config, Index& index, ObjectStore& objec
       objects_(objects),
       tokens_(tokens),
       signer_(signer),
-      metrics_(metrics),
+      own_metrics_(metrics ? nullptr : std::make_unique<Metrics>()),
+      counters_(std::make_unique<Counters>(metrics ? *metrics : *own_metrics_)),
       xorb_cache_(index, config_.xorb_cache_bytes) {}
+
+CasService::~CasService() = default;
 
 void CasService::SetPublicUrl(std::string url) {
   std::lock_guard lock(public_url_mu_);
@@ -64,6 +97,16 @@ void CasService::SetPublicUrl(std::string url) {
 std::string CasService::PublicUrl() const {
   std::lock_guard lock(public_url_mu_);
   return config_.public_url;
+}
+
+void CasService::CountShard(const Result<ShardIngestResult>& result) {
+  if (!result.ok()) {
+    if (HttpStatusFor(result.status()) < 500) counters_->uploads_rejected.Increment();
+  } else if (result->result == ShardCommitResult::kRegistered) {
+    counters_->shards_registered.Increment();
+  } else {
+    counters_->shards_existing.Increment();
+  }
 }
 
 Result<Principal> CasService::Authorize(const HttpRequest& req, Permission needed) const {
@@ -83,7 +126,16 @@ HttpResponse CasService::UploadXorb(const HttpRequest& req, const RouteParams& p
   auto scope = WriteScope(*principal);
   if (!scope.ok()) return ErrorResponse(scope.status());
   auto result = IngestXorb(*hash, BodyBytes(req), *scope, index_, objects_);
-  if (!result.ok()) return UploadError(result.status());
+  if (!result.ok()) {
+    if (HttpStatusFor(result.status()) < 500) counters_->uploads_rejected.Increment();
+    return UploadError(result.status());
+  }
+  if (result->inserted) {
+    counters_->xorbs_inserted.Increment();
+    counters_->xorb_raw_bytes.Increment(result->raw_bytes);
+  } else {
+    counters_->xorbs_existing.Increment();
+  }
   return HttpResponse::Json(nlohmann::json{{"was_inserted", result->inserted}}.dump());
 }
 
@@ -113,6 +165,7 @@ HttpResponse CasService::UploadShard(const HttpRequest& req, const RouteParams&)
   opts.visible_scopes = principal->read_scopes();
   opts.scope = *scope;
   auto result = IngestShard(BodyBytes(req), opts, index_, objects_);
+  CountShard(result);
   if (!result.ok()) return UploadError(result.status());
   return HttpResponse::Json(nlohmann::json{{"result", static_cast<int>(result->result)}}.dump());
 }
@@ -151,6 +204,7 @@ HttpResponse CasService::UploadShardStreaming(const HttpRequest& req, const Rout
       }
     }
     auto result = job.get();
+    CountShard(result);
     if (!result.ok()) {
       const HttpResponse err = UploadError(result.status());
       const auto msg = nlohmann::json::parse(err.body, nullptr, false);
@@ -177,7 +231,11 @@ HttpResponse CasService::QueryChunk(const HttpRequest& req, const RouteParams& p
   if (!hash.ok()) return ErrorResponse(hash.status());
   auto xorbs = index_.FindXorbsWithChunk(*hash, principal->read_scopes(), config_.dedup_max_xorbs);
   if (!xorbs.ok()) return ErrorResponse(xorbs.status());
-  if (xorbs->empty()) return HttpResponse::Error(404, "chunk not tracked for deduplication");
+  if (xorbs->empty()) {
+    counters_->dedup_misses.Increment();
+    return HttpResponse::Error(404, "chunk not tracked for deduplication");
+  }
+  counters_->dedup_hits.Increment();
 
   std::vector<CasInfo> infos;
   for (const Hash& xh : *xorbs) {

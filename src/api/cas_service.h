@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 
 #include "api/auth.h"
+#include "api/shard_ingest.h"
 #include "api/xorb_record_cache.h"
 #include "server/http.h"
 #include "store/index.h"
@@ -18,6 +20,7 @@ namespace xet {
 class TransferSigner;
 class Router;
 class Metrics;
+class Counter;
 
 struct CasServiceConfig {
   std::string public_url;                   // base of URLs handed out, no trailing '/'
@@ -33,6 +36,8 @@ class CasService {
   // All references must outlive the service. Thread-safe: handlers run concurrently.
   CasService(CasServiceConfig config, Index& index, ObjectStore& objects, TokenService& tokens,
              const TransferSigner& signer, Metrics* metrics = nullptr);
+
+  ~CasService();
 
   // Replaces the base of the URLs handed out (e.g. once an ephemeral port is known).
   void SetPublicUrl(std::string url);
@@ -54,6 +59,7 @@ class CasService {
   Result<FileRecord> VisibleFile(const Principal& p, const Hash& file_hash);
   HttpResponse Reconstruction(const HttpRequest& req, const RouteParams& params, bool v2);
   std::string PublicUrl() const;
+  void CountShard(const Result<ShardIngestResult>& result);
 
   CasServiceConfig config_;
   mutable std::mutex public_url_mu_;  // guards config_.public_url
@@ -61,7 +67,9 @@ class CasService {
   ObjectStore& objects_;
   TokenService& tokens_;
   const TransferSigner& signer_;
-  Metrics* metrics_;
+  struct Counters;
+  std::unique_ptr<Metrics> own_metrics_;  // when the caller passed none
+  std::unique_ptr<Counters> counters_;
   XorbRecordCache xorb_cache_;
 };
 

@@ -11,6 +11,7 @@
 #include "api/cas_routes.h"
 #include "api/cas_service.h"
 #include "api/crypto_util.h"
+#include "api/instrumented_stores.h"
 #include "api/transfer_signer.h"
 #include "cli/node_config.h"
 #include "cli/output.h"
@@ -122,7 +123,10 @@ int RunServe(const NodeConfig& config) {
 
   CasServiceConfig cas_config;
   cas_config.public_url = config.PublicUrl();
-  CasService cas(cas_config, *node->index, *node->objects, tokens, *signer, options->metrics.get());
+  // Requests go through decorators that count storage failures on /metrics.
+  auto index = InstrumentIndex(*node->index, *options->metrics);
+  auto objects = InstrumentObjectStore(*node->objects, *options->metrics);
+  CasService cas(cas_config, *index, *objects, tokens, *signer, options->metrics.get());
   Router router;
   if (Status st = RegisterCasRoutes(router, cas); !st.ok()) return ReportFailure(st);
 

@@ -394,5 +394,64 @@ TEST_F(CasServerTest, DataSurvivesRestartAndKill) {
   EXPECT_EQ(Fetch("HEAD", Url("/v1/files/" + b.file_hash.ToHex()), {Bearer(reader_)}).status, 200);
 }
 
+TEST_F(CasServerTest, MetricsCountUploadsAndDedup) {
+  const auto a = testing::PrepareUpload(testing::RandomBytes(300'000, 10));
+  Upload(*server_, writer_, a);
+  ASSERT_EQ(PostXorb(*server_, writer_, a.xorbs[0]).status, 200);  // already existed
+  Fetch("GET", Url("/v1/chunks/default-merkledb/" + a.chunks[0].hash.ToHex()), {Bearer(reader_)});
+  Fetch("GET", Url("/v1/chunks/default-merkledb/" + a.file_hash.ToHex()), {Bearer(reader_)});
+  Fetch("POST", Url("/v1/shards"), {Bearer(writer_)}, "junk");
+  const auto m = Fetch("GET", Url("/metrics"));
+  ASSERT_EQ(m.status, 200);
+  for (const char* line : {"xetstore_xorbs_uploaded_total{result=\"inserted\"} 1",
+                           "xetstore_xorbs_uploaded_total{result=\"existed\"} 1",
+                           "xetstore_shards_uploaded_total{result=\"registered\"} 1",
+                           "xetstore_dedup_queries_total{result=\"hit\"} 1",
+                           "xetstore_dedup_queries_total{result=\"miss\"} 1",
+                           "xetstore_uploads_rejected_total 1", "xetstore_index_errors_total 0"}) {
+    EXPECT_NE(m.body.find(line), std::string::npos) << line << "\n" << m.body;
+  }
+}
+
+TEST_F(CasServerTest, InterleavedTermsUseMultiRangeFetches) {
+  std::vector<uint8_t> data;
+  const auto a = testing::PrepareInterleavedUpload(40, 9000, 12, &data);
+  Upload(*server_, writer_, a);
+  const auto r = Fetch("GET", Url("/v2/reconstructions/" + a.file_hash.ToHex()), {Bearer(reader_)});
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json recon = json::parse(r.body);
+  EXPECT_EQ(recon["terms"].size(), 40u);
+  ASSERT_EQ(recon["xorbs"].size(), 2u);
+  for (auto& [xorb, entries] : recon["xorbs"].items()) {
+    ASSERT_EQ(entries.size(), 1u);  // one fetch entry per xorb, all its chunks merged
+    EXPECT_EQ(entries[0]["ranges"].size(), 1u);
+    EXPECT_EQ(entries[0]["ranges"][0]["chunks"]["end"], 20);
+  }
+  EXPECT_EQ(Download(recon, data.size()), testing::AsString(data));
+  // A range over a few terms in the middle.
+  const auto rr = Fetch("GET", Url("/v2/reconstructions/" + a.file_hash.ToHex()),
+                        {Bearer(reader_), "Range: bytes=50000-99999"});
+  ASSERT_EQ(rr.status, 200);
+  EXPECT_EQ(Download(json::parse(rr.body), 50000),
+            testing::AsString(std::span(data).subspan(50000, 50000)));
+}
+
+TEST_F(CasServerTest, ReconstructionAnswersAreCompressedWhenAsked) {
+  std::vector<uint8_t> data;
+  const auto a = testing::PrepareInterleavedUpload(60, 2000, 13, &data);
+  Upload(*server_, writer_, a);
+  const std::string path = "/v2/reconstructions/" + a.file_hash.ToHex();
+  const auto plain = Fetch("GET", Url(path), {Bearer(reader_)});
+  ASSERT_EQ(plain.status, 200);
+  ASSERT_GT(plain.body.size(), 4096u);  // 60 terms: well above the compression threshold
+  EXPECT_EQ(plain.headers.count("content-encoding"), 0u);
+  for (const char* enc : {"gzip", "zstd"}) {
+    auto r = Fetch("GET", Url(path), {Bearer(reader_), std::string("Accept-Encoding: ") + enc});
+    ASSERT_EQ(r.status, 200);
+    EXPECT_EQ(r.headers["content-encoding"], enc);
+    EXPECT_LT(r.body.size(), plain.body.size());
+  }
+}
+
 }  // namespace
 }  // namespace xet

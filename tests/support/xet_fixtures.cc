@@ -69,6 +69,60 @@ UploadArtifacts PrepareUpload(std::span<const uint8_t> data, CompressionPolicy p
   return a;
 }
 
+UploadArtifacts PrepareInterleavedUpload(size_t num_chunks, size_t chunk_size, uint64_t seed,
+                                         std::vector<uint8_t>* data) {
+  UploadArtifacts a;
+  data->clear();
+  XorbBuilder even(CompressionPolicy::kNone), odd(CompressionPolicy::kNone);
+  std::vector<std::vector<uint8_t>> chunks;
+  uint64_t x = seed * 0x9E3779B97F4A7C15ULL + 1;
+  for (size_t i = 0; i < num_chunks; ++i) {
+    std::vector<uint8_t> c(chunk_size);
+    for (auto& b : c) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      b = static_cast<uint8_t>(x);
+    }
+    const Hash h = ChunkHash(c);
+    if (!(i % 2 == 0 ? even : odd).Add(c, h).ok()) throw std::runtime_error("Add failed");
+    a.chunks.push_back({h, c.size()});
+    data->insert(data->end(), c.begin(), c.end());
+  }
+  SerializedXorb xe = even.Finish(), xo = odd.Finish();
+  FileInfo file;
+  file.flags = kFileFlagWithVerification;
+  for (size_t i = 0; i < num_chunks; ++i) {
+    FileDataSequenceEntry t;
+    t.cas_hash = i % 2 == 0 ? xe.hash : xo.hash;
+    t.unpacked_segment_bytes = static_cast<uint32_t>(chunk_size);
+    t.chunk_index_start = static_cast<uint32_t>(i / 2);
+    t.chunk_index_end = t.chunk_index_start + 1;
+    file.terms.push_back(t);
+    const Hash one[] = {a.chunks[i].hash};
+    file.verification.push_back({VerificationHash(one), {}});
+  }
+  for (const SerializedXorb* xorb : {&xe, &xo}) {
+    CasInfo info;
+    info.cas_hash = xorb->hash;
+    uint32_t start = 0;
+    for (const ChunkInfo& c : xorb->table.chunks) {
+      info.entries.push_back({c.hash, start, static_cast<uint32_t>(c.size), 0, 0});
+      start += static_cast<uint32_t>(c.size);
+    }
+    info.num_bytes_in_cas = start;
+    a.shard.cas_infos.push_back(std::move(info));
+  }
+  a.xorbs.push_back(std::move(xe));
+  a.xorbs.push_back(std::move(xo));
+  a.size = data->size();
+  a.file_hash = FileHash(a.chunks);
+  file.file_hash = a.file_hash;
+  a.shard.files.push_back(std::move(file));
+  a.shard_bytes = SerializeForUpload(a.shard);
+  return a;
+}
+
 std::string SerializeForUpload(const Shard& shard) {
   auto bytes = SerializeShardForUpload(shard);
   if (!bytes.ok())

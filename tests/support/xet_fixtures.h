@@ -26,6 +26,12 @@ struct UploadArtifacts {
 UploadArtifacts PrepareUpload(std::span<const uint8_t> data,
                               CompressionPolicy policy = CompressionPolicy::kPredict);
 
+// A file of `num_chunks` fixed-size random chunks stored in two xorbs, even chunks in
+// one and odd chunks in the other, described by one term per chunk (alternating xorbs):
+// reconstructions then have many terms and multi-range fetches. `data` gets the file bytes.
+UploadArtifacts PrepareInterleavedUpload(size_t num_chunks, size_t chunk_size, uint64_t seed,
+                                         std::vector<uint8_t>* data);
+
 // Re-serializes `shard` in upload form (after a test modified it).
 std::string SerializeForUpload(const Shard& shard);
 

@@ -1,0 +1,110 @@
+#include "api/instrumented_stores.h"
+
+namespace xet {
+namespace {
+
+// A failure is any status except OK; for the object store, NotFound is an answer, not a
+// failure.
+template <typename T>
+const T& Count(const T& result, Counter& errors, bool not_found_is_ok = false) {
+  const Status st = [&] {
+    if constexpr (std::is_same_v<T, Status>) {
+      return result;
+    } else {
+      return result.status();
+    }
+  }();
+  if (!st.ok() && !(not_found_is_ok && st.code() == Status::Code::kNotFound)) errors.Increment();
+  return result;
+}
+
+class InstrumentedIndex final : public Index {
+ public:
+  InstrumentedIndex(Index& inner, Metrics& m)
+      : inner_(inner),
+        errors_(m.GetCounter("xetstore_index_errors_total",
+                             "Index (metadata database) operations that failed.")) {}
+
+  Result<bool> PutXorb(const XorbRecord& x, const Scope& s) override {
+    return Count(inner_.PutXorb(x, s), errors_);
+  }
+  Result<std::optional<XorbRecord>> GetXorb(const Hash& h) override {
+    return Count(inner_.GetXorb(h), errors_);
+  }
+  Result<bool> HasXorb(const Hash& h) override { return Count(inner_.HasXorb(h), errors_); }
+  Result<bool> XorbVisible(const Hash& h, std::span<const Scope> s) override {
+    return Count(inner_.XorbVisible(h, s), errors_);
+  }
+  Result<ShardCommitResult> CommitShard(const ShardCommit& c) override {
+    return Count(inner_.CommitShard(c), errors_);
+  }
+  Result<std::optional<FileRecord>> GetFile(const Hash& h) override {
+    return Count(inner_.GetFile(h), errors_);
+  }
+  Result<bool> FileVisible(const Hash& h, std::span<const Scope> s) override {
+    return Count(inner_.FileVisible(h, s), errors_);
+  }
+  Result<std::vector<Hash>> FindXorbsWithChunk(const Hash& h, std::span<const Scope> s,
+                                               size_t limit) override {
+    return Count(inner_.FindXorbsWithChunk(h, s, limit), errors_);
+  }
+  Status PutToken(const TokenRecord& t) override { return Count(inner_.PutToken(t), errors_); }
+  Result<std::optional<TokenRecord>> FindTokenBySecretHash(const Hash& h) override {
+    return Count(inner_.FindTokenBySecretHash(h), errors_);
+  }
+  Result<std::vector<TokenRecord>> ListTokens() override {
+    return Count(inner_.ListTokens(), errors_);
+  }
+  Status RevokeToken(const std::string& id) override {
+    return Count(inner_.RevokeToken(id), errors_, true);
+  }
+
+ private:
+  Index& inner_;
+  Counter& errors_;
+};
+
+class InstrumentedObjectStore final : public ObjectStore {
+ public:
+  InstrumentedObjectStore(ObjectStore& inner, Metrics& m)
+      : inner_(inner),
+        put_errors_(Errors(m, "put")),
+        read_errors_(Errors(m, "read")),
+        delete_errors_(Errors(m, "delete")) {}
+
+  Result<bool> Put(std::string_view key, std::span<const uint8_t> data) override {
+    return Count(inner_.Put(key, data), put_errors_);
+  }
+  Result<uint64_t> Size(std::string_view key) override {
+    return Count(inner_.Size(key), read_errors_, true);
+  }
+  Status ReadRange(std::string_view key, uint64_t offset, std::span<uint8_t> out) override {
+    return Count(inner_.ReadRange(key, offset, out), read_errors_, true);
+  }
+  Result<std::vector<uint8_t>> Get(std::string_view key) override {
+    return Count(inner_.Get(key), read_errors_, true);
+  }
+  Status Delete(std::string_view key) override { return Count(inner_.Delete(key), delete_errors_); }
+
+ private:
+  static Counter& Errors(Metrics& m, const char* op) {
+    return m.GetCounter("xetstore_object_store_errors_total",
+                        "Object store operations that failed.", {{"op", op}});
+  }
+  ObjectStore& inner_;
+  Counter& put_errors_;
+  Counter& read_errors_;
+  Counter& delete_errors_;
+};
+
+}  // namespace
+
+std::unique_ptr<Index> InstrumentIndex(Index& inner, Metrics& metrics) {
+  return std::make_unique<InstrumentedIndex>(inner, metrics);
+}
+
+std::unique_ptr<ObjectStore> InstrumentObjectStore(ObjectStore& inner, Metrics& metrics) {
+  return std::make_unique<InstrumentedObjectStore>(inner, metrics);
+}
+
+}  // namespace xet
