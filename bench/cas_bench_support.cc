@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include <iostream>
 #include <iterator>
 #include <numeric>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -97,6 +99,25 @@ Summary Summarize(std::vector<double> samples) {
 nlohmann::json ToJson(const Summary& s) {
   return {{"n", s.n},     {"min", s.min}, {"p50", s.p50},
           {"p99", s.p99}, {"max", s.max}, {"mean", s.mean}};
+}
+
+double ProcessCpuMs(pid_t pid) {
+  const std::string stat = ReadAll("/proc/" + std::to_string(pid) + "/stat");
+  const size_t paren = stat.rfind(')');  // the command name may contain spaces
+  if (paren == std::string::npos) return 0;
+  std::istringstream in(stat.substr(paren + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && (in >> field); ++i) {
+    if (i == 14 || i == 15) ticks += std::stod(field);  // utime, stime
+  }
+  return ticks * 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+double ThreadCpuMs() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
 }
 
 std::string CpuModel() {
@@ -201,7 +222,11 @@ std::string ServerProcess::Log() const { return ReadAll(log_path_); }
 
 PerfRecording::PerfRecording(pid_t pid, const std::string& out) {
   if (out.empty()) return;
-  perf_pid_ = Spawn({"perf", "record", "-F", "999", "-g", "-p", std::to_string(pid), "-o", out},
+  // CAS_BENCH_PERF_DWARF=1: DWARF call graphs (the Release build keeps no frame pointers).
+  const char* dwarf = std::getenv("CAS_BENCH_PERF_DWARF");
+  const std::string call_graph = dwarf && *dwarf == '1' ? "dwarf,32768" : "fp";
+  perf_pid_ = Spawn({"perf", "record", "-F", "999", "--call-graph", call_graph, "-p",
+                     std::to_string(pid), "-o", out},
                     out + ".log");
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // let perf attach
 }

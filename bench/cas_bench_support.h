@@ -26,6 +26,11 @@ Summary Summarize(std::vector<double> samples);
 // {"n":..,"min":..,"p50":..,"p99":..,"max":..,"mean":..}
 nlohmann::json ToJson(const Summary& s);
 
+// CPU time (user + system, all threads) `pid` has used so far, in ms (10 ms resolution).
+double ProcessCpuMs(pid_t pid);
+// CPU time of the calling thread, in ms.
+double ThreadCpuMs();
+
 // "model name" from /proc/cpuinfo, and the first three fields of /proc/loadavg.
 std::string CpuModel();
 std::string LoadAverage();
@@ -75,8 +80,8 @@ class ServerProcess {
   pid_t pid_ = -1;
 };
 
-// `perf record -F 999 -g -p PID -o OUT` as a child process while in scope (SIGINT at the
-// end, so perf writes its file). Does nothing when `out` is empty.
+// `perf record -F 999 --call-graph fp -p PID -o OUT` as a child process while in scope (SIGINT at
+// the end, so perf writes its file). Does nothing when `out` is empty.
 class PerfRecording {
  public:
   PerfRecording(pid_t pid, const std::string& out);

@@ -3,7 +3,7 @@
 // parts of `ingest`. Results are JSON objects, one per line, on stdout (bench/run-cas-bench
 // turns them into a table); progress goes to stderr. Timings are never asserted here.
 //
-//   cas_bench_tool recon  [--requests 200] [--perf-dir DIR]
+//   cas_bench_tool recon  [--requests 200] [--only CASE-SUBSTRING] [--perf-dir DIR]
 //       Reconstruction latency: a 100,000-term file over 1,000 xorbs of 1,024 chunks of 64
 //       bytes (no compression), "unmerged" (consecutive terms name different xorbs; each
 //       xorb's 100 terms are the disjoint runs [10k, 10k+8)) and "merged" (each xorb's 100
@@ -311,13 +311,16 @@ void RunRecon(const Options& opts) {
     bool ranged;
     double target_p99_ms;
   };
-  const std::vector<Case> cases = {
+  std::vector<Case> cases = {
       {"v2 full, unmerged", "v2", unmerged_id, unmerged_size, false, 25},
       {"v2 full, merged", "v2", merged_id, merged_size, false, 15},
       {"v2 random range, unmerged", "v2", unmerged_id, unmerged_size, true, 5},
       {"v2 random range, merged", "v2", merged_id, merged_size, true, 5},
       {"v1 full, unmerged", "v1", unmerged_id, unmerged_size, false, 50},
   };
+  if (const std::string only = opts.Get("only", ""); !only.empty()) {  // e.g. --only v1
+    std::erase_if(cases, [&](const Case& c) { return c.name.find(only) == std::string::npos; });
+  }
   std::mt19937_64 rng(42);
   int case_no = 0;
   for (const Case& c : cases) {
@@ -337,6 +340,7 @@ void RunRecon(const Options& opts) {
     }
     std::vector<double> ms;
     size_t bytes = 0;
+    const double server_cpu0 = ProcessCpuMs(server.pid());
     {
       PerfRecording perf(
           server.pid(),
@@ -352,11 +356,13 @@ void RunRecon(const Options& opts) {
         bytes += res.body_bytes;
       }
     }
+    const double server_cpu_ms = ProcessCpuMs(server.pid()) - server_cpu0;
     const Summary s = Summarize(ms);
     Emit({{"bench", "recon"},
           {"case", c.name},
           {"unit", "ms"},
           {"stats", ToJson(s)},
+          {"server_cpu_ms_per_request", server_cpu_ms / static_cast<double>(requests)},
           {"mean_body_bytes", bytes / std::max<size_t>(1, requests)},
           {"target", "p99 <= " + std::to_string(static_cast<int>(c.target_p99_ms)) + " ms"},
           {"met", s.p99 <= c.target_p99_ms},
@@ -398,7 +404,7 @@ class IngestCorpus {
 };
 
 void EmitIngest(const std::string& name, const std::vector<double>& ms, double target_ms,
-                size_t xorb_bytes) {
+                size_t xorb_bytes, const std::vector<double>& cpu_ms = {}) {
   const Summary s = Summarize(ms);
   json j = {{"bench", "ingest"},
             {"case", name},
@@ -407,6 +413,7 @@ void EmitIngest(const std::string& name, const std::vector<double>& ms, double t
             {"xorb_bytes", xorb_bytes},
             {"raw_bytes", kIngestChunks * kIngestChunkBytes},
             {"machine", Machine()}};
+  if (!cpu_ms.empty()) j["thread_cpu_ms"] = ToJson(Summarize(cpu_ms));
   if (target_ms > 0) {
     j["target"] = "p50 <= " + std::to_string(static_cast<int>(target_ms)) + " ms";
     j["met"] = s.p50 <= target_ms;
@@ -422,8 +429,9 @@ void RunIngest(const Options& opts) {
 
   // (a) verification + footer, in process (IngestXorb's CPU work).
   {
-    std::vector<double> ms;
+    std::vector<double> ms, cpu;
     for (size_t i = 0; i < iterations + 2; ++i) {
+      const double c0 = ThreadCpuMs();
       const auto t0 = Clock::now();
       auto v = ParseAndVerifyXorb(base.bytes, base.hash, XorbTrailingBytes::kReject);
       if (!v.ok()) throw std::runtime_error(v.status().ToString());
@@ -433,9 +441,12 @@ void RunIngest(const Options& opts) {
       object.assign(base.bytes.begin(), base.bytes.end());
       if (!AppendXorbFooter(footer, &object).ok()) throw std::runtime_error("footer");
       const double t = MsSince(t0);
-      if (i >= 2) ms.push_back(t);  // two warm-up rounds
+      if (i >= 2) {  // two warm-up rounds
+        ms.push_back(t);
+        cpu.push_back(ThreadCpuMs() - c0);
+      }
     }
-    EmitIngest("(a) ParseAndVerifyXorb + footer (in process)", ms, 40, base.bytes.size());
+    EmitIngest("(a) ParseAndVerifyXorb + footer (in process)", ms, 40, base.bytes.size(), cpu);
   }
 
   // (b) IngestXorb into a LocalObjectStore + SqliteIndex: the durable path.
@@ -456,17 +467,19 @@ void RunIngest(const Options& opts) {
     if (!IngestXorb(base.hash, base.bytes, "bench", **index, **objects).ok()) {
       throw std::runtime_error("warm-up ingest failed");
     }
-    std::vector<double> ms;
+    std::vector<double> ms, cpu;
     for (size_t i = 0; i < iterations; ++i) {
       const SerializedXorb x = corpus.Build(1000 + i);  // untimed
+      const double c0 = ThreadCpuMs();
       const auto t0 = Clock::now();
       auto r = IngestXorb(x.hash, x.bytes, "bench", **index, **objects);
       const double t = MsSince(t0);
+      cpu.push_back(ThreadCpuMs() - c0);  // this thread only (not SQLite's writer thread)
       if (!r.ok() || !r->inserted) throw std::runtime_error("IngestXorb: " + r.status().ToString());
       ms.push_back(t);
     }
     EmitIngest("(b) IngestXorb: verify + footer + fsync'd object + SQLite commit", ms, 80,
-               base.bytes.size());
+               base.bytes.size(), cpu);
   }
 
   // (c) POST /v1/xorbs over loopback HTTP, for reference.
@@ -484,9 +497,14 @@ void RunIngest(const Options& opts) {
       return t;
     };
     post(base);  // warm-up
-    std::vector<double> ms;
-    for (size_t i = 0; i < iterations; ++i) ms.push_back(post(corpus.Build(2000 + i)));
-    EmitIngest("(c) POST /v1/xorbs over loopback HTTP (reference)", ms, 0, base.bytes.size());
+    std::vector<double> ms, cpu;
+    for (size_t i = 0; i < iterations; ++i) {
+      const SerializedXorb x = corpus.Build(2000 + i);
+      const double c0 = ProcessCpuMs(server.pid());
+      ms.push_back(post(x));
+      cpu.push_back(ProcessCpuMs(server.pid()) - c0);  // the server's CPU, 10 ms resolution
+    }
+    EmitIngest("(c) POST /v1/xorbs over loopback HTTP (reference)", ms, 0, base.bytes.size(), cpu);
   }
 }
 
@@ -530,6 +548,7 @@ void RunCommit(const Options& opts) {
   std::string error;
   std::vector<double> latencies;
   std::vector<std::thread> pool;
+  const double cpu0 = ProcessCpuMs(server.pid());
   const auto t0 = Clock::now();
   for (size_t t = 0; t < threads; ++t) {
     pool.emplace_back([&] {
@@ -556,6 +575,7 @@ void RunCommit(const Options& opts) {
   }
   for (auto& t : pool) t.join();
   const double wall_ms = MsSince(t0);
+  const double server_cpu_ms = ProcessCpuMs(server.pid()) - cpu0;
   if (!error.empty()) throw std::runtime_error(error);
   const double per_s = static_cast<double>(num_shards) / (wall_ms / 1000.0);
   Emit({{"bench", "commit"},
@@ -565,6 +585,7 @@ void RunCommit(const Options& opts) {
         {"wall_ms", wall_ms},
         {"commits_per_s", per_s},
         {"shard_bytes", shards[0].size()},
+        {"server_cpu_ms_per_commit", server_cpu_ms / static_cast<double>(num_shards)},
         {"latency_ms", ToJson(Summarize(latencies))},
         {"target", "commits/s >= 1000"},
         {"met", per_s >= 1000},
@@ -617,7 +638,9 @@ void RunWrk(const Options& opts) {
   ::setenv("XETSTORE_BENCH_TOKEN", reader.c_str(), 1);
   ::setenv("XETSTORE_BENCH_FILES", ids.c_str(), 1);
   Log("running: " + command);
+  const double cpu0 = ProcessCpuMs(server.pid());
   const std::string out = RunCapture(command + " 2>&1");
+  const double server_cpu_ms = ProcessCpuMs(server.pid()) - cpu0;
   std::fprintf(stderr, "%s", out.c_str());
 
   std::smatch m;
@@ -644,6 +667,8 @@ void RunWrk(const Options& opts) {
         {"command", "XETSTORE_BENCH_TOKEN=<read token> XETSTORE_BENCH_FILES=<8 ids> " + command},
         {"requests", total},
         {"requests_per_s", rps},
+        {"server_cpu_ms_per_request", total ? server_cpu_ms / static_cast<double>(total) : 0.0},
+        {"server_cpu_share", server_cpu_ms / (static_cast<double>(duration) * 1000.0)},
         {"p99_ms", p99_ms},
         {"non_2xx", non2xx},
         {"socket_errors", socket_errors},
