@@ -343,7 +343,7 @@ TEST(SqliteIndex, GroupCommitIsolatesAFailingOperation) {
   EXPECT_EQ(index->ListTokens()->size(), 1u + 5 * 15);
 }
 
-TEST(SqliteGroupCommitter, FailingOperationRollsBackAloneInASharedTransaction) {
+TEST(SqliteIndexGroupCommitter, FailingOperationRollsBackAloneInASharedTransaction) {
   TempDir dir;
   auto db = SqliteDb::Open(dir.db(), false, 5000);
   ASSERT_TRUE(db.ok());
