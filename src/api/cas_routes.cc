@@ -30,6 +30,8 @@ Status RegisterCasRoutes(Router& router, CasService& s) {
        kMaxBatchReconstructionBody},
       {"HEAD", "/v1/files/{file_id}", &CasService::HeadFile, "file_head", 0},
       {"GET", "/v1/transfer/xorb/{prefix}/{hash}", &CasService::GetTransfer, "transfer", 0},
+      {"GET", "/v2/file-chunk-hashes/{file_id}", &CasService::GetFileChunkHashes,
+       "file_chunk_hashes", 0},
   };
   for (const Route& r : routes) {
     RouteOptions opts;

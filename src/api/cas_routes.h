@@ -7,6 +7,7 @@
 //   POST /v1/reconstructions           1 MiB
 //   HEAD /v1/files/{file_id}
 //   GET  /v1/transfer/xorb/{prefix}/{hash}  (signed URLs; no Authorization)
+//   GET  /v2/file-chunk-hashes/{file_id}     (X-Range-Dirty)
 #pragma once
 
 #include <cstdint>

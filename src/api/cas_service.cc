@@ -9,6 +9,7 @@
 
 #include "api/byte_range.h"
 #include "api/crypto_util.h"
+#include "api/file_chunk_hashes.h"
 #include "api/http_status.h"
 #include "api/reconstruction.h"
 #include "api/shard_ingest.h"
@@ -293,21 +294,27 @@ Result<FileRecord> CasService::VisibleFile(const Principal& p, const Hash& file_
 
 namespace {
 
+// A lookup over the cache that keeps each record it hands out alive in *held and records
+// the first storage error in *error.
+XorbLookup CachedLookup(XorbRecordCache& cache,
+                        std::vector<std::shared_ptr<const XorbRecord>>* held, Status* error) {
+  return [&cache, held, error](const Hash& h) -> const XorbRecord* {
+    auto rec = cache.Get(h);
+    if (!rec.ok()) {
+      *error = rec.status();
+      return nullptr;
+    }
+    held->push_back(*rec);
+    return rec->get();
+  };
+}
+
 // Plans with chunk tables from the cache, keeping each record alive for the plan's use.
 Result<ReconstructionPlan> Plan(XorbRecordCache& cache, const FileRecord& file,
                                 std::optional<ByteRange> range) {
   std::vector<std::shared_ptr<const XorbRecord>> held;
   Status lookup_error;
-  const XorbLookup lookup = [&](const Hash& h) -> const XorbRecord* {
-    auto rec = cache.Get(h);
-    if (!rec.ok()) {
-      lookup_error = rec.status();
-      return nullptr;
-    }
-    held.push_back(*rec);
-    return rec->get();
-  };
-  auto plan = PlanReconstruction(file, lookup, range);
+  auto plan = PlanReconstruction(file, CachedLookup(cache, &held, &lookup_error), range);
   if (!lookup_error.ok()) return lookup_error;
   return plan;
 }
@@ -423,6 +430,27 @@ HttpResponse CasService::GetTransfer(const HttpRequest& req, const RouteParams& 
                                 [&](uint64_t offset, std::span<uint8_t> out) {
                                   return objects_.ReadRange(key, offset, out);
                                 });
+}
+
+HttpResponse CasService::GetFileChunkHashes(const HttpRequest& req, const RouteParams& params) {
+  auto principal = Authorize(req, Permission::kRead);
+  if (!principal.ok()) return ErrorResponse(principal.status());
+  auto hash = HashParam(params, "file_id");
+  if (!hash.ok()) return ErrorResponse(hash.status());
+  const auto header = req.headers.Get("x-range-dirty");
+  if (!header) return HttpResponse::Error(400, "missing X-Range-Dirty header (bytes=a-b,...)");
+  auto dirty = ParseDirtyRangesHeader(*header);
+  if (!dirty.ok())
+    return HttpResponse::Error(400, "bad X-Range-Dirty: " + dirty.status().message());
+  auto file = VisibleFile(*principal, *hash);
+  if (!file.ok()) return ErrorResponse(file.status());
+  std::vector<std::shared_ptr<const XorbRecord>> held;
+  Status lookup_error;
+  auto json =
+      BuildFileChunkHashesJson(*file, CachedLookup(xorb_cache_, &held, &lookup_error), *dirty);
+  if (!lookup_error.ok()) return ErrorResponse(lookup_error);
+  if (!json.ok()) return ErrorResponse(json.status());
+  return HttpResponse::Json(std::move(*json));
 }
 
 }  // namespace xet

@@ -52,6 +52,7 @@ class CasService {
   HttpResponse GetReconstructionV1(const HttpRequest& req, const RouteParams& params);
   HttpResponse BatchReconstruction(const HttpRequest& req, const RouteParams& params);
   HttpResponse GetTransfer(const HttpRequest& req, const RouteParams& params);
+  HttpResponse GetFileChunkHashes(const HttpRequest& req, const RouteParams& params);
 
  private:
   Result<Principal> Authorize(const HttpRequest& req, Permission needed) const;

@@ -11,44 +11,11 @@
 namespace xet {
 namespace {
 
-// The aggregation's grouping parameters (format/merkle.h; conformance/keys.json "merkle").
-constexpr uint64_t kBranchingFactor = 4;
-constexpr size_t kMinGroupSize = 2;
-constexpr size_t kMaxGroupSize = 9;
-
-bool IsNaturalCut(const Hash& h) { return h.Word(3) % kBranchingFactor == 0; }
+constexpr size_t kMinGroupSize = kMerkleMinGroupCut;
+constexpr size_t kMaxGroupSize = kMerkleMaxGroupSize;
 
 // Gap between two natural cuts that makes the later one a fixed group boundary.
 bool IsValidGap(size_t gap) { return gap > kMinGroupSize && gap < kMaxGroupSize - 1; }
-
-// Size of the group starting at nodes[0]: the rule MerkleRoot applies (format/merkle.h).
-size_t NextGroupSize(std::span<const ChunkInfo> nodes) {
-  if (nodes.size() <= kMinGroupSize) return nodes.size();
-  const size_t limit = std::min(kMaxGroupSize, nodes.size());
-  for (size_t i = kMinGroupSize; i < limit; ++i) {
-    if (IsNaturalCut(nodes[i].hash)) return i + 1;
-  }
-  return limit;
-}
-
-// The parent of one group: keyed BLAKE3 (INTERNAL_NODE_KEY) of its "<hex> : <size>\n"
-// lines, sizes summed. A group of one node is hashed too, as in MerkleRoot.
-ChunkInfo HashGroup(std::span<const ChunkInfo> group) {
-  KeyedHasher hasher(keys::kInternalNodeKey);
-  uint64_t total = 0;
-  char line[64 + 3 + 20 + 1];
-  for (const ChunkInfo& node : group) {
-    node.hash.ToHex(line);
-    line[64] = ' ';
-    line[65] = ':';
-    line[66] = ' ';
-    char* end = std::to_chars(line + 67, line + sizeof(line) - 1, node.size).ptr;
-    *end++ = '\n';
-    hasher.Update(line, static_cast<size_t>(end - line));
-    total += node.size;
-  }
-  return {hasher.Finalize(), total};
-}
 
 // One level's split: nodes[0, prefix) stay as the left part, nodes[size - suffix, size) as
 // the right part, and the groups of everything between are appended to *promoted. When no
@@ -77,8 +44,8 @@ Split SplitAndPromote(std::span<const ChunkInfo> nodes, bool at_start, bool at_e
   if (stable_start >= stable_end) return keep_all;
   std::span<const ChunkInfo> rest = nodes.subspan(stable_start, stable_end - stable_start);
   while (!rest.empty()) {
-    const size_t n = NextGroupSize(rest);
-    promoted->push_back(HashGroup(rest.first(n)));
+    const size_t n = NextMerkleGroupSize(rest);
+    promoted->push_back(HashMerkleGroup(rest.first(n)));
     rest = rest.subspan(n);
   }
   return {stable_start, nodes.size() - stable_end};
@@ -164,7 +131,7 @@ std::optional<size_t> FindStableStart(std::span<const ChunkInfo> nodes) {
   std::optional<size_t> prev_prev;
   std::optional<size_t> prev;
   for (size_t pos = 0; pos < nodes.size(); ++pos) {
-    if (!IsNaturalCut(nodes[pos].hash)) continue;
+    if (!IsMerkleGroupCut(nodes[pos].hash)) continue;
     if (prev && prev_prev && IsValidGap(pos - *prev) && IsValidGap(*prev - *prev_prev)) {
       return *prev + 1;
     }
@@ -179,7 +146,7 @@ std::optional<size_t> FindStableEnd(std::span<const ChunkInfo> nodes) {
   std::optional<size_t> next_next;
   std::optional<size_t> next;
   for (size_t pos = nodes.size(); pos-- > 0;) {
-    if (!IsNaturalCut(nodes[pos].hash)) continue;
+    if (!IsMerkleGroupCut(nodes[pos].hash)) continue;
     if (next && next_next && IsValidGap(*next - pos) && IsValidGap(*next_next - *next)) {
       return *next + 1;
     }

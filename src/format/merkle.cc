@@ -2,29 +2,22 @@
 
 #include <algorithm>
 #include <charconv>
-#include <string>
 
 #include "format/keyed_hash.h"
 
 namespace xet {
-namespace {
 
-constexpr size_t kMeanBranchingFactor = 4;
-constexpr size_t kMinGroupCut = 2;  // the earliest index whose hash may end a group
-constexpr size_t kMaxGroupSize = 9;
-
-// Number of nodes in the group that starts at nodes[0].
-size_t NextGroupSize(std::span<const ChunkInfo> nodes) {
-  if (nodes.size() <= kMinGroupCut) return nodes.size();
-  const size_t limit = std::min(kMaxGroupSize, nodes.size());
-  for (size_t i = kMinGroupCut; i < limit; ++i) {
-    if (nodes[i].hash.Word(3) % kMeanBranchingFactor == 0) return i + 1;
+size_t NextMerkleGroupSize(std::span<const ChunkInfo> nodes) {
+  if (nodes.size() <= kMerkleMinGroupCut) return nodes.size();
+  const size_t limit = std::min(kMerkleMaxGroupSize, nodes.size());
+  for (size_t i = kMerkleMinGroupCut; i < limit; ++i) {
+    if (IsMerkleGroupCut(nodes[i].hash)) return i + 1;
   }
   return limit;
 }
 
-ChunkInfo HashGroup(std::span<const ChunkInfo> group, std::string& buf) {
-  buf.clear();
+ChunkInfo HashMerkleGroup(std::span<const ChunkInfo> group) {
+  KeyedHasher hasher(keys::kInternalNodeKey);
   uint64_t total = 0;
   char line[64 + 3 + 20 + 1];
   for (const ChunkInfo& node : group) {
@@ -32,30 +25,26 @@ ChunkInfo HashGroup(std::span<const ChunkInfo> group, std::string& buf) {
     line[64] = ' ';
     line[65] = ':';
     line[66] = ' ';
-    char* end = std::to_chars(line + 67, line + sizeof(line), node.size).ptr;
+    char* end = std::to_chars(line + 67, line + sizeof(line) - 1, node.size).ptr;
     *end++ = '\n';
-    buf.append(line, static_cast<size_t>(end - line));
+    hasher.Update(line, static_cast<size_t>(end - line));
     total += node.size;
   }
-  return {KeyedBlake3(keys::kInternalNodeKey, buf.data(), buf.size()), total};
+  return {hasher.Finalize(), total};
 }
-
-}  // namespace
 
 Hash MerkleRoot(std::span<const ChunkInfo> chunks) {
   if (chunks.empty()) return Hash();
   if (chunks.size() == 1) return chunks[0].hash;
 
-  std::string buf;
-  buf.reserve(kMaxGroupSize * 90);
   std::vector<ChunkInfo> level(chunks.begin(), chunks.end());
   std::vector<ChunkInfo> next;
   while (level.size() > 1) {
     next.clear();
     std::span<const ChunkInfo> rest(level);
     while (!rest.empty()) {
-      const size_t n = NextGroupSize(rest);
-      next.push_back(HashGroup(rest.first(n), buf));
+      const size_t n = NextMerkleGroupSize(rest);
+      next.push_back(HashMerkleGroup(rest.first(n)));
       rest = rest.subspan(n);
     }
     level.swap(next);

@@ -27,6 +27,19 @@ struct ChunkInfo {
 // Returns all zeros for no chunks and the chunk hash itself for one chunk.
 Hash MerkleRoot(std::span<const ChunkInfo> chunks);
 
+// The aggregation's grouping parameters (conformance/keys.json "merkle").
+inline constexpr uint64_t kMerkleBranchingFactor = 4;
+inline constexpr size_t kMerkleMinGroupCut = 2;  // the earliest index that may end a group
+inline constexpr size_t kMerkleMaxGroupSize = 9;
+
+// Whether a node's hash ends a group by itself (last 8 bytes as LE u64 = 0 mod 4).
+inline bool IsMerkleGroupCut(const Hash& h) { return h.Word(3) % kMerkleBranchingFactor == 0; }
+// Number of nodes in the group that starts at nodes[0] (the rule of MerkleRoot above).
+size_t NextMerkleGroupSize(std::span<const ChunkInfo> nodes);
+// The parent of one group: keyed BLAKE3 (INTERNAL_NODE_KEY) over its "<hash> : <size>\n"
+// lines, with the sizes summed.
+ChunkInfo HashMerkleGroup(std::span<const ChunkInfo> group);
+
 // The xorb hash of the chunks it holds, in order (= MerkleRoot).
 inline Hash XorbHash(std::span<const ChunkInfo> chunks) { return MerkleRoot(chunks); }
 

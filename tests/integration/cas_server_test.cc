@@ -436,6 +436,27 @@ TEST_F(CasServerTest, InterleavedTermsUseMultiRangeFetches) {
             testing::AsString(std::span(data).subspan(50000, 50000)));
 }
 
+TEST_F(CasServerTest, FileChunkHashesForDirtyRanges) {
+  std::vector<uint8_t> data;
+  const auto a = testing::PrepareInterleavedUpload(30, 20000, 14, &data);
+  Upload(*server_, writer_, a);
+  const std::string path = "/v2/file-chunk-hashes/" + a.file_hash.ToHex();
+  const auto r = Fetch("GET", Url(path), {Bearer(reader_), "X-Range-Dirty: bytes=100000-100010"});
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json j = json::parse(r.body);
+  EXPECT_EQ(j["totalChunks"], 30);
+  EXPECT_EQ(j["fileSize"], data.size());
+  ASSERT_GE(j["windows"].size(), 1u);
+  const auto& w = j["windows"][0]["dirtyByteRange"];
+  EXPECT_LE(w[0].get<uint64_t>(), 100000u);  // expanded outward to chunk boundaries
+  EXPECT_EQ(w[0].get<uint64_t>() % 20000, 0u);
+  EXPECT_GT(w[1].get<uint64_t>(), 100010u);
+  EXPECT_EQ(j["hashRanges"].size(), j["windows"].size() + 1);
+  EXPECT_EQ(Fetch("GET", Url(path), {Bearer(reader_)}).status, 400);  // header required
+  EXPECT_EQ(Fetch("GET", Url(path), {Bearer(reader_), "X-Range-Dirty: nonsense"}).status, 400);
+  EXPECT_EQ(Fetch("GET", Url(path), {Bearer(other_), "X-Range-Dirty: bytes=0-1"}).status, 404);
+}
+
 TEST_F(CasServerTest, ReconstructionAnswersAreCompressedWhenAsked) {
   std::vector<uint8_t> data;
   const auto a = testing::PrepareInterleavedUpload(60, 2000, 13, &data);
