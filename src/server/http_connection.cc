@@ -342,6 +342,7 @@ void HttpConnection::WaitForRequest() {
 
 void HttpConnection::ReadHeader() {
   state_ = State::kReadingHeader;
+  cancel_ = Cancel::kNone;  // a timer that fired after the wait completed is moot
   request_time_ = std::chrono::system_clock::now();
   request_start_ = Clock::now();
   // The first request's headers are due header_timeout after the connection opened;
@@ -432,6 +433,7 @@ void HttpConnection::OnHeader(beast::error_code ec) {
 
 void HttpConnection::StartBody() {
   state_ = State::kReadingBody;
+  cancel_ = Cancel::kNone;
   body_start_ = Clock::now();
   body_wire_bytes_ = 0;
   ArmPaceTimer();
