@@ -1,19 +1,6 @@
 #include "format/shard_types.h"
 
 namespace xet {
-namespace {
-
-// Reverses each 8-byte group of a 32-byte value; its own inverse.
-std::array<uint8_t, 32> ReverseGroups(const uint8_t* in) {
-  std::array<uint8_t, 32> out{};
-  for (size_t g = 0; g < 4; ++g) {
-    for (size_t b = 0; b < 8; ++b) out[8 * g + b] = in[8 * g + 7 - b];
-  }
-  return out;
-}
-
-}  // namespace
-
 uint64_t FileInfo::size() const {
   uint64_t total = 0;
   for (const FileDataSequenceEntry& t : terms) total += t.unpacked_segment_bytes;
@@ -55,11 +42,5 @@ ShardStats ComputeShardStats(const Shard& shard) {
   }
   return s;
 }
-
-Hash Sha256ToStored(std::span<const uint8_t, 32> digest) {
-  return Hash::FromArray(ReverseGroups(digest.data()));
-}
-
-std::array<uint8_t, 32> StoredToSha256(const Hash& stored) { return ReverseGroups(stored.data()); }
 
 }  // namespace xet

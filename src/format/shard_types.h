@@ -75,7 +75,8 @@ struct FileVerificationEntry {
 // The metadata extension: the SHA-256 of the file's contents.
 struct FileMetadataExt {
   // The 32 bytes exactly as stored: the standard digest with each 8-byte group reversed, so
-  // that sha256.ToHex() prints the usual SHA-256 hex. See Sha256ToStored / StoredToSha256.
+  // that sha256.ToHex() prints the usual SHA-256 hex. See Sha256ToXetOrder / Sha256FromXetOrder
+  // in format/sha256.h.
   Hash sha256;
   std::array<uint8_t, 16> reserved{};  // bytes 32..47, zero in practice
   friend bool operator==(const FileMetadataExt&, const FileMetadataExt&) = default;
@@ -196,10 +197,6 @@ ShardHeader HeaderFor(const Shard& shard);
 ShardStats ComputeShardStats(const Shard& shard);
 
 // The metadata extension stores a SHA-256 with each 8-byte group of the digest reversed.
-// Sha256ToStored takes the standard digest (the bytes whose hex is the usual SHA-256 hex)
 // and returns the stored value; Hash::FromHex(standard hex) gives the same value.
-// StoredToSha256 is its inverse.
-Hash Sha256ToStored(std::span<const uint8_t, 32> digest);
-std::array<uint8_t, 32> StoredToSha256(const Hash& stored);
 
 }  // namespace xet

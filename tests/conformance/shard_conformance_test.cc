@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "format/merkle.h"
+#include "format/sha256.h"
 #include "format/shard_parser.h"
 #include "format/shard_types.h"
 #include "format/shard_validation.h"
@@ -284,10 +285,10 @@ TEST(ShardConformance, MetadataExtIsCsvSha256) {
   for (size_t i = 0; i < 32; ++i) {
     digest[i] = static_cast<uint8_t>(std::stoul(sha_hex.substr(2 * i, 2), nullptr, 16));
   }
-  const Hash stored = Sha256ToStored(digest);
+  const Hash stored = Sha256ToXetOrder(digest);
   EXPECT_EQ(stored, HashFromHex(sha_hex));
   EXPECT_EQ(stored.ToHex(), sha_hex);
-  EXPECT_EQ(StoredToSha256(stored), digest);
+  EXPECT_EQ(Sha256FromXetOrder(stored), digest);
   for (const char* name : kShardNames) {
     if (std::string(name) == kDedupeShard) continue;
     SCOPED_TRACE(name);
@@ -295,7 +296,7 @@ TEST(ShardConformance, MetadataExtIsCsvSha256) {
     ASSERT_TRUE(shard.files.at(0).metadata_ext.has_value());
     EXPECT_EQ(shard.files[0].metadata_ext->sha256, stored);
     EXPECT_EQ(shard.files[0].metadata_ext->sha256.ToHex(), sha_hex);
-    EXPECT_EQ(StoredToSha256(shard.files[0].metadata_ext->sha256), digest);
+    EXPECT_EQ(Sha256FromXetOrder(shard.files[0].metadata_ext->sha256), digest);
   }
 }
 

@@ -11,6 +11,7 @@
 
 #include "format/byte_io.h"
 #include "format/merkle.h"
+#include "format/sha256.h"
 #include "format/shard_parser.h"
 #include "format/shard_types.h"
 #include "format/shard_validation.h"
@@ -631,11 +632,11 @@ TEST(ShardValidation, UploadRules) {
 TEST(ShardSha256, StoredOrderReversesEachGroup) {
   std::array<uint8_t, 32> digest{};
   for (size_t i = 0; i < 32; ++i) digest[i] = static_cast<uint8_t>(i);
-  const Hash stored = Sha256ToStored(digest);
+  const Hash stored = Sha256ToXetOrder(digest);
   EXPECT_EQ(stored.ToRawHex(), "07060504030201000f0e0d0c0b0a090817161514131211101f1e1d1c1b1a1918");
   // The Xet string of the stored value is the plain digest hex.
   EXPECT_EQ(stored.ToHex(), "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f");
-  EXPECT_EQ(StoredToSha256(stored), digest);
+  EXPECT_EQ(Sha256FromXetOrder(stored), digest);
 }
 
 }  // namespace
