@@ -56,6 +56,7 @@ Result<std::unique_ptr<ByteSource>> OpenFileSource(const std::string& path) {
 
 Result<size_t> MemorySource::Read(std::span<uint8_t> buf) {
   const size_t n = std::min(buf.size(), data_.size() - pos_);
+  if (n == 0) return n;  // memcpy forbids null pointers even for 0 bytes (empty spans)
   std::memcpy(buf.data(), data_.data() + pos_, n);
   pos_ += n;
   return n;
