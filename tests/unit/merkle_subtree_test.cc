@@ -268,7 +268,8 @@ TEST(MerkleSubtree, ConformanceVectorsUnderEverySplit) {
     }
     if (n == 0) continue;
     // Split in the middle when there are two runs to make; a single chunk stays one run.
-    const auto root = ComposedRoot(chunks, n >= 2 ? std::vector<size_t>{n / 2} : std::vector<size_t>{});
+    const auto root =
+        ComposedRoot(chunks, n >= 2 ? std::vector<size_t>{n / 2} : std::vector<size_t>{});
     ASSERT_TRUE(root.has_value()) << "n=" << n;
     for (const auto& fh : c["file_hashes"]) {
       const Hash salt = HashFromHex(fh[0]);
