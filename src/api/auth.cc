@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/crypto_util.h"
+#include "common/ascii.h"
 #include "format/sha256.h"
 
 namespace xet {
@@ -18,16 +19,6 @@ int64_t SystemNow() {
   return std::chrono::duration_cast<std::chrono::seconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const char x = a[i] >= 'A' && a[i] <= 'Z' ? static_cast<char>(a[i] + 32) : a[i];
-    const char y = b[i] >= 'A' && b[i] <= 'Z' ? static_cast<char>(b[i] + 32) : b[i];
-    if (x != y) return false;
-  }
-  return true;
 }
 
 }  // namespace
@@ -151,7 +142,7 @@ Result<Principal> TokenService::Authenticate(std::optional<std::string_view> aut
   }
   const std::string_view v = *authorization;
   const size_t sp = v.find(' ');
-  if (sp == std::string_view::npos || !EqualsIgnoreCase(v.substr(0, sp), "bearer")) {
+  if (sp == std::string_view::npos || !EqualsIgnoreAsciiCase(v.substr(0, sp), "bearer")) {
     return Status::Unauthenticated("Authorization must be 'Bearer <token>'");
   }
   std::string_view token = v.substr(sp + 1);

@@ -1,35 +1,30 @@
 #include "server/http.h"
 
-#include <strings.h>
-
 #include <nlohmann/json.hpp>
 
+#include "common/ascii.h"
 #include "server/url.h"
 
 namespace xet {
-namespace {
-
-bool NameEquals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 void HttpHeaders::Set(std::string_view name, std::string value) {
-  std::erase_if(fields_, [&](const auto& field) { return NameEquals(field.first, name); });
+  std::erase_if(fields_,
+                [&](const auto& field) { return EqualsIgnoreAsciiCase(field.first, name); });
   fields_.emplace_back(std::string(name), std::move(value));
 }
 
 std::optional<std::string_view> HttpHeaders::Get(std::string_view name) const {
   for (const auto& [field_name, value] : fields_) {
-    if (NameEquals(field_name, name)) return std::string_view(value);
+    if (EqualsIgnoreAsciiCase(field_name, name)) return std::string_view(value);
   }
   return std::nullopt;
 }
 
 bool HttpHeaders::Remove(std::string_view name) {
-  return std::erase_if(fields_, [&](const auto& field) { return NameEquals(field.first, name); }) >
-         0;
+  return std::erase_if(fields_, [&](const auto& field) {
+           return EqualsIgnoreAsciiCase(field.first, name);
+         }) > 0;
 }
 
 std::optional<std::string> HttpRequest::QueryParam(std::string_view name) const {

@@ -1,7 +1,5 @@
 #include "server/http_connection.h"
 
-#include <strings.h>
-
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/http/chunk_encode.hpp>
@@ -13,6 +11,7 @@
 #include <future>
 #include <utility>
 
+#include "common/ascii.h"
 #include "server/response_compression.h"
 #include "server/url.h"
 
@@ -26,14 +25,10 @@ constexpr std::string_view kLastChunk = "0\r\n\r\n";
 constexpr size_t kDrainBufferSize = 16 * 1024;
 constexpr size_t kMaxDrainBytes = 4 << 20;
 
-bool IEquals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
-}
-
 bool IContains(std::string_view haystack, std::string_view needle) {
   if (needle.size() > haystack.size()) return false;
   for (size_t i = 0; i + needle.size() <= haystack.size(); ++i) {
-    if (IEquals(haystack.substr(i, needle.size()), needle)) return true;
+    if (EqualsIgnoreAsciiCase(haystack.substr(i, needle.size()), needle)) return true;
   }
   return false;
 }
@@ -418,7 +413,8 @@ void HttpConnection::OnHeader(beast::error_code ec) {
   if (parser_->is_done()) return Dispatch();
 
   auto expect = request.find(http::field::expect);
-  if (expect != request.end() && IEquals(expect->value(), "100-continue") && version_ >= 11) {
+  if (expect != request.end() && EqualsIgnoreAsciiCase(expect->value(), "100-continue") &&
+      version_ >= 11) {
     state_ = State::kReadingBody;
     ArmTimer(shared_.options.limits.write_timeout, Cancel::kWriteTimeout);
     return net::async_write(socket_, net::buffer(kContinue.data(), kContinue.size()),

@@ -1,11 +1,12 @@
 #include "server/response_compression.h"
 
-#include <strings.h>
 #include <zlib.h>
 #include <zstd.h>
 
 #include <cstdlib>
 #include <limits>
+
+#include "common/ascii.h"
 
 namespace xet {
 namespace {
@@ -14,10 +15,6 @@ std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
-}
-
-bool TokenEquals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
 }
 
 // The q-value of one Accept-Encoding element's parameters ("q=0.5"); 1 when absent.
@@ -63,9 +60,9 @@ ContentEncoding ChooseContentEncoding(std::string_view accept_encoding) {
     size_t semi = element.find(';');
     std::string_view token = Trim(element.substr(0, semi));
     double q = semi == std::string_view::npos ? 1.0 : QValue(element.substr(semi + 1));
-    if (TokenEquals(token, "gzip") || TokenEquals(token, "x-gzip")) {
+    if (EqualsIgnoreAsciiCase(token, "gzip") || EqualsIgnoreAsciiCase(token, "x-gzip")) {
       gzip_q = q;
-    } else if (TokenEquals(token, "zstd")) {
+    } else if (EqualsIgnoreAsciiCase(token, "zstd")) {
       zstd_q = q;
     } else if (token == "*") {
       star_q = q;
