@@ -16,6 +16,8 @@ int HttpStatusFor(const Status& status) {
       return 403;
     case Status::Code::kNotFound:
       return 404;
+    case Status::Code::kAlreadyExists:
+      return 409;
     case Status::Code::kResourceExhausted:
       return 413;
     case Status::Code::kUnimplemented:

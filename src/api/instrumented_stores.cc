@@ -48,6 +48,43 @@ class InstrumentedIndex final : public Index {
                                                size_t limit) override {
     return Count(inner_.FindXorbsWithChunk(h, s, limit), errors_);
   }
+  Result<BucketRecord> CreateBucket(const std::string& ns, const std::string& name, bool priv,
+                                    int64_t now_ms) override {
+    return Count(inner_.CreateBucket(ns, name, priv, now_ms), errors_);
+  }
+  Result<std::optional<BucketRecord>> GetBucket(const std::string& ns,
+                                                const std::string& name) override {
+    return Count(inner_.GetBucket(ns, name), errors_);
+  }
+  Result<std::vector<BucketRecord>> ListBuckets(const std::string& ns, const std::string& search,
+                                                const std::string& after, size_t limit) override {
+    return Count(inner_.ListBuckets(ns, search, after, limit), errors_);
+  }
+  Status DeleteBucket(const std::string& ns, const std::string& name) override {
+    return Count(inner_.DeleteBucket(ns, name), errors_, true);
+  }
+  Status MoveBucket(const std::string& from_ns, const std::string& from_name,
+                    const std::string& to_ns, const std::string& to_name, int64_t now_ms) override {
+    return Count(inner_.MoveBucket(from_ns, from_name, to_ns, to_name, now_ms), errors_, true);
+  }
+  Result<BucketBatchResult> ApplyBucketBatch(const std::string& ns, const std::string& name,
+                                             const std::vector<BucketOp>& ops,
+                                             int64_t now_ms) override {
+    return Count(inner_.ApplyBucketBatch(ns, name, ops, now_ms), errors_, true);
+  }
+  Result<std::optional<BucketEntry>> GetBucketEntry(const std::string& ns, const std::string& name,
+                                                    const std::string& path) override {
+    return Count(inner_.GetBucketEntry(ns, name, path), errors_, true);
+  }
+  Result<std::vector<BucketEntry>> GetBucketEntries(const std::string& ns, const std::string& name,
+                                                    std::span<const std::string> paths) override {
+    return Count(inner_.GetBucketEntries(ns, name, paths), errors_, true);
+  }
+  Result<BucketTreePage> ListBucketTree(const std::string& ns, const std::string& name,
+                                        const std::string& prefix, bool recursive,
+                                        const std::string& cursor, size_t limit) override {
+    return Count(inner_.ListBucketTree(ns, name, prefix, recursive, cursor, limit), errors_, true);
+  }
   Status PutToken(const TokenRecord& t) override { return Count(inner_.PutToken(t), errors_); }
   Result<std::optional<TokenRecord>> FindTokenBySecretHash(const Hash& h) override {
     return Count(inner_.FindTokenBySecretHash(h), errors_);

@@ -26,6 +26,8 @@ const char* CodeName(Status::Code code) {
       return "Unauthenticated";
     case Status::Code::kPermissionDenied:
       return "PermissionDenied";
+    case Status::Code::kAlreadyExists:
+      return "AlreadyExists";
   }
   return "Unknown";
 }

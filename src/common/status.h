@@ -26,6 +26,7 @@ class Status {
     kInternal,
     kUnauthenticated,   // no or bad credentials
     kPermissionDenied,  // valid credentials, insufficient scope
+    kAlreadyExists,     // a create found the name taken
   };
 
   Status() = default;  // OK
@@ -41,6 +42,7 @@ class Status {
   static Status Internal(std::string_view msg) { return {Code::kInternal, msg}; }
   static Status Unauthenticated(std::string_view msg) { return {Code::kUnauthenticated, msg}; }
   static Status PermissionDenied(std::string_view msg) { return {Code::kPermissionDenied, msg}; }
+  static Status AlreadyExists(std::string_view msg) { return {Code::kAlreadyExists, msg}; }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }

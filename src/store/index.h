@@ -1,5 +1,5 @@
 // Index: the metadata store of the CAS (xorbs, files, dedup chunk index, visibility,
-// shards, tokens).
+// shards, tokens) and of the buckets on top of it (buckets, entries).
 //
 // Contract for every implementation (SQLite now, PostgreSQL later):
 // - Every mutating call is one durable transaction: when it returns OK the change survives
@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "store/bucket_records.h"
 #include "store/index_records.h"
 
 namespace xet {
@@ -64,6 +65,52 @@ class Index {
   virtual Result<std::vector<Hash>> FindXorbsWithChunk(const Hash& chunk_hash,
                                                        std::span<const Scope> scopes,
                                                        size_t limit) = 0;
+
+  // --- buckets ---
+  // Creates an empty bucket. AlreadyExists if NAMESPACE/BUCKET is taken. The caller has
+  // validated the names (api/bucket_path.h).
+  virtual Result<BucketRecord> CreateBucket(const std::string& ns, const std::string& name,
+                                            bool is_private, int64_t now_ms) = 0;
+  virtual Result<std::optional<BucketRecord>> GetBucket(const std::string& ns,
+                                                        const std::string& name) = 0;
+  // Buckets of `ns` (every namespace when empty) whose name contains `search` (when not
+  // empty), ordered by (namespace, name), starting after `after` ("NAMESPACE/BUCKET", or
+  // empty for the first page), at most `limit`.
+  virtual Result<std::vector<BucketRecord>> ListBuckets(const std::string& ns,
+                                                        const std::string& search,
+                                                        const std::string& after, size_t limit) = 0;
+  // Deletes the bucket, its entries and every visibility its scope held. NotFound if absent.
+  virtual Status DeleteBucket(const std::string& ns, const std::string& name) = 0;
+  // Renames NAMESPACE/BUCKET `from` to `to` (entries and visibility follow, one
+  // transaction). NotFound if `from` is absent, AlreadyExists if `to` is taken.
+  virtual Status MoveBucket(const std::string& from_ns, const std::string& from_name,
+                            const std::string& to_ns, const std::string& to_name,
+                            int64_t now_ms) = 0;
+  // Applies `ops` in order to bucket NAMESPACE/BUCKET in ONE durable transaction: the
+  // operations that fail (unknown or invisible file, missing copy source, ...) are reported
+  // in the result and change nothing; the rest are committed together, so no reader ever
+  // sees part of a batch. Entries whose last reference to a file is removed or overwritten
+  // take that file's visibility to the bucket's scope with them. Updates the bucket's
+  // totals and updated_at. NotFound if the bucket is absent.
+  virtual Result<BucketBatchResult> ApplyBucketBatch(const std::string& ns, const std::string& name,
+                                                     const std::vector<BucketOp>& ops,
+                                                     int64_t now_ms) = 0;
+  // The entry at `path`, if any. NotFound if the bucket is absent.
+  virtual Result<std::optional<BucketEntry>> GetBucketEntry(const std::string& ns,
+                                                            const std::string& name,
+                                                            const std::string& path) = 0;
+  // Entries at `paths` (absent paths are skipped), in the order given.
+  virtual Result<std::vector<BucketEntry>> GetBucketEntries(const std::string& ns,
+                                                            const std::string& name,
+                                                            std::span<const std::string> paths) = 0;
+  // Lists entries under directory `prefix` ("" = the root; no trailing '/'), ordered by path
+  // (bytewise). recursive: every file below; otherwise the files directly in `prefix` and
+  // one item per subdirectory. At most `limit` items, continuing from `cursor` (from a
+  // previous page of the same listing; InvalidArgument if it is malformed). A prefix that
+  // names a file lists that file alone. NotFound if the bucket is absent.
+  virtual Result<BucketTreePage> ListBucketTree(const std::string& ns, const std::string& name,
+                                                const std::string& prefix, bool recursive,
+                                                const std::string& cursor, size_t limit) = 0;
 
   // --- tokens ---
   virtual Status PutToken(const TokenRecord& token) = 0;

@@ -46,6 +46,27 @@ class SqliteIndex final : public Index {
                                                std::span<const Scope> scopes,
                                                size_t limit) override;
 
+  // Buckets (sqlite_bucket_index.cc).
+  Result<BucketRecord> CreateBucket(const std::string& ns, const std::string& name, bool is_private,
+                                    int64_t now_ms) override;
+  Result<std::optional<BucketRecord>> GetBucket(const std::string& ns,
+                                                const std::string& name) override;
+  Result<std::vector<BucketRecord>> ListBuckets(const std::string& ns, const std::string& search,
+                                                const std::string& after, size_t limit) override;
+  Status DeleteBucket(const std::string& ns, const std::string& name) override;
+  Status MoveBucket(const std::string& from_ns, const std::string& from_name,
+                    const std::string& to_ns, const std::string& to_name, int64_t now_ms) override;
+  Result<BucketBatchResult> ApplyBucketBatch(const std::string& ns, const std::string& name,
+                                             const std::vector<BucketOp>& ops,
+                                             int64_t now_ms) override;
+  Result<std::optional<BucketEntry>> GetBucketEntry(const std::string& ns, const std::string& name,
+                                                    const std::string& path) override;
+  Result<std::vector<BucketEntry>> GetBucketEntries(const std::string& ns, const std::string& name,
+                                                    std::span<const std::string> paths) override;
+  Result<BucketTreePage> ListBucketTree(const std::string& ns, const std::string& name,
+                                        const std::string& prefix, bool recursive,
+                                        const std::string& cursor, size_t limit) override;
+
   Status PutToken(const TokenRecord& token) override;
   Result<std::optional<TokenRecord>> FindTokenBySecretHash(const Hash& secret_hash) override;
   Result<std::vector<TokenRecord>> ListTokens() override;

@@ -1,0 +1,99 @@
+// The records of the bucket layer: buckets (S3-like, mutable, non-versioned namespaces of
+// files named "NAMESPACE/BUCKET"), their entries (a path pointing at a Xet file), and the
+// operations a batch applies to them.
+//
+// A bucket's Scope (store/index_records.h) is its full name "NAMESPACE/BUCKET": files and
+// xorbs uploaded with a token for the bucket are visible to that scope, and so are the
+// files its entries point at. Renaming a bucket rewrites that scope in one transaction.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "format/hash.h"
+
+namespace xet {
+
+struct BucketRecord {
+  std::string ns;    // namespace
+  std::string name;  // bucket name within the namespace
+  bool is_private = true;
+  int64_t created_at_ms = 0;  // unix milliseconds
+  int64_t updated_at_ms = 0;  // last change of the bucket or its entries
+  uint64_t total_size = 0;    // sum of the entries' sizes
+  uint64_t total_files = 0;   // number of entries
+
+  // "NAMESPACE/BUCKET", also the bucket's Scope.
+  std::string FullName() const { return ns + "/" + name; }
+  friend bool operator==(const BucketRecord&, const BucketRecord&) = default;
+};
+
+struct BucketEntry {
+  std::string path;  // a valid bucket path (see api/bucket_path.h)
+  Hash file_hash;
+  uint64_t size = 0;           // the file's size (from its file record)
+  int64_t mtime_ms = 0;        // client-supplied modification time; 0 = unknown
+  int64_t uploaded_at_ms = 0;  // when this entry was last written
+  std::string content_type;    // empty = unknown
+  std::optional<Hash> sha256;  // the file's SHA-256 if its shard carried one
+  friend bool operator==(const BucketEntry&, const BucketEntry&) = default;
+};
+
+// One operation of a batch. Paths are validated by the caller before they reach the Index.
+struct BucketOp {
+  enum class Kind {
+    // path := file_hash. The file must be registered and visible to the bucket's scope.
+    kAddFile,
+    // Removes path. Removing a path that does not exist succeeds (idempotent, as S3).
+    kDeleteFile,
+    // path := file_hash, where source_bucket (FULL name) has an entry pointing at
+    // file_hash; the file becomes visible to this bucket. The caller has checked that it
+    // may read source_bucket.
+    kCopyFile,
+    // Every entry of source_bucket (empty = this bucket) whose path is `from` or starts
+    // with `from` + "/" is copied to `to` + the rest of its path (a directory copy); the
+    // source is unchanged. Metadata only.
+    kCopyPrefix,
+    // As kCopyPrefix within this bucket, then the sources are removed (a directory
+    // rename). Metadata only.
+    kMovePrefix,
+  };
+  Kind kind = Kind::kAddFile;
+  std::string path;  // kAddFile, kDeleteFile, kCopyFile: the target path
+  Hash file_hash;    // kAddFile, kCopyFile
+  int64_t mtime_ms = 0;
+  std::string content_type;
+  std::string source_bucket;  // kCopyFile, kCopyPrefix: "NAMESPACE/BUCKET"
+  std::string from;           // kCopyPrefix, kMovePrefix: source path or directory
+  std::string to;             // kCopyPrefix, kMovePrefix: target path or directory
+};
+
+// What happened to one operation of a batch, in the batch's order.
+struct BucketOpResult {
+  bool ok = true;
+  std::string error;  // why it failed, one line, when !ok
+  uint64_t entries_changed = 0;
+};
+
+struct BucketBatchResult {
+  std::vector<BucketOpResult> ops;
+  uint64_t succeeded = 0;
+};
+
+// One item of a listing: a file entry, or (non-recursive listings only) a directory that
+// holds entries below it.
+struct BucketTreeItem {
+  bool is_directory = false;
+  std::string path;   // directory: without trailing '/'
+  BucketEntry entry;  // files only
+};
+
+struct BucketTreePage {
+  std::vector<BucketTreeItem> items;
+  // When more items follow: the opaque cursor to pass to get the next page.
+  std::optional<std::string> next_cursor;
+};
+
+}  // namespace xet
