@@ -14,28 +14,15 @@
 #include <thread>
 #include <vector>
 
+#include "support/temp_dir.h"
+
 namespace xet {
 namespace {
 
+using testing::TempDir;
+
 namespace fs = std::filesystem;
 using Code = Status::Code;
-
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "xet-objstore-XXXXXX").string();
-    if (::mkdtemp(tmpl.data()) == nullptr) std::abort();
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 std::vector<uint8_t> Bytes(size_t n, uint8_t seed) {
   std::vector<uint8_t> v(n);

@@ -26,30 +26,17 @@
 #include "store/sqlite_db.h"
 #include "store/sqlite_group_commit.h"
 #include "store/sqlite_schema.h"
+#include "support/temp_dir.h"
 
 namespace xet {
 namespace {
 
+using testing::TempDir;
+
+std::string DbPath(const TempDir& dir) { return dir.path() + "/index.db"; }
+
 namespace fs = std::filesystem;
 using Code = Status::Code;
-
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "xet-index-XXXXXX").string();
-    if (::mkdtemp(tmpl.data()) == nullptr) std::abort();
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  std::string db() const { return path_ + "/index.db"; }
-
- private:
-  std::string path_;
-};
 
 // A deterministic hash from (tag, n). The last word is chosen so dedup eligibility is
 // controlled by `eligible`.
@@ -142,7 +129,7 @@ TEST(IndexBlobs, ScopeEncodings) {
 
 TEST(SqliteIndex, XorbRoundTripAndVisibility) {
   TempDir dir;
-  auto index = Open(dir.db());
+  auto index = Open(DbPath(dir));
   XorbRecord x = MakeXorb(7);
   EXPECT_FALSE(*index->HasXorb(x.hash));
   EXPECT_FALSE(index->GetXorb(x.hash)->has_value());
@@ -174,7 +161,7 @@ TEST(SqliteIndex, XorbRoundTripAndVisibility) {
 
 TEST(SqliteIndex, FileRoundTripAndVisibility) {
   TempDir dir;
-  auto index = Open(dir.db());
+  auto index = Open(DbPath(dir));
   XorbRecord x1 = MakeXorb(1), x2 = MakeXorb(2);
   ASSERT_TRUE(index->PutXorb(x1, "ns/a").ok());
   ASSERT_TRUE(index->PutXorb(x2, "ns/b").ok());
@@ -206,7 +193,7 @@ TEST(SqliteIndex, FileRoundTripAndVisibility) {
 
 TEST(SqliteIndex, CommitShardIsIdempotentAndAddsVisibility) {
   TempDir dir;
-  auto index = Open(dir.db());
+  auto index = Open(DbPath(dir));
   XorbRecord x = MakeXorb(1);
   ASSERT_TRUE(index->PutXorb(x, "ns/a").ok());
   FileRecord f = MakeFile(1, {x.hash});
@@ -228,7 +215,7 @@ TEST(SqliteIndex, CommitShardIsIdempotentAndAddsVisibility) {
 
 TEST(SqliteIndex, CommitShardWithUnknownXorbFailsWhole) {
   TempDir dir;
-  auto index = Open(dir.db());
+  auto index = Open(DbPath(dir));
   FileRecord f = MakeFile(1, {H(1, 1)});
   auto r = index->CommitShard({H(6, 1), "ns/a", {f}, {H(1, 1)}});
   EXPECT_EQ(r.status().code(), Code::kInvalidArgument) << r.status().ToString();
@@ -240,7 +227,7 @@ TEST(SqliteIndex, CommitShardWithUnknownXorbFailsWhole) {
 
 TEST(SqliteIndex, FindXorbsWithChunkScopingOrderAndLimit) {
   TempDir dir;
-  auto index = Open(dir.db());
+  auto index = Open(DbPath(dir));
   // Five xorbs that all hold the same eligible chunk C (as chunk 3) and one as chunk 0.
   const Hash c = H(9, 1, /*eligible=*/true);
   const Hash first = H(9, 2);  // not eligible by hash, but a chunk 0
@@ -277,7 +264,7 @@ TEST(SqliteIndex, FindXorbsWithChunkScopingOrderAndLimit) {
 
 TEST(SqliteIndex, Tokens) {
   TempDir dir;
-  auto index = Open(dir.db());
+  auto index = Open(DbPath(dir));
   TokenRecord a = MakeToken(1, S({"ns/a", "ns/b"}));
   TokenRecord admin = MakeToken(2, {});
   admin.permission = Permission::kAdmin;
@@ -311,7 +298,7 @@ TEST(SqliteIndex, Tokens) {
 
 TEST(SqliteIndex, GroupCommitIsolatesAFailingOperation) {
   TempDir dir;
-  auto index = Open(dir.db());
+  auto index = Open(DbPath(dir));
   ASSERT_TRUE(index->PutToken(MakeToken(0)).ok());
   for (int round = 0; round < 5; ++round) {
     constexpr int kThreads = 16;
@@ -345,7 +332,7 @@ TEST(SqliteIndex, GroupCommitIsolatesAFailingOperation) {
 
 TEST(SqliteIndexGroupCommitter, FailingOperationRollsBackAloneInASharedTransaction) {
   TempDir dir;
-  auto db = SqliteDb::Open(dir.db(), false, 5000);
+  auto db = SqliteDb::Open(DbPath(dir), false, 5000);
   ASSERT_TRUE(db.ok());
   ASSERT_TRUE((*db)->Exec("PRAGMA journal_mode=WAL; CREATE TABLE t(k INTEGER PRIMARY KEY)").ok());
   SqliteGroupCommitter committer(std::move(db).value());
@@ -383,7 +370,7 @@ TEST(SqliteIndexGroupCommitter, FailingOperationRollsBackAloneInASharedTransacti
   const auto stats = committer.stats();
   EXPECT_EQ(stats.operations, kOps + 1u);
   EXPECT_LE(stats.transactions, 3u);  // the blocker's group, then (mostly) one group
-  auto check = SqliteDb::Open(dir.db(), true, 5000);
+  auto check = SqliteDb::Open(DbPath(dir), true, 5000);
   ASSERT_TRUE(check.ok());
   EXPECT_EQ(*(*check)->QueryText("SELECT group_concat(k) FROM (SELECT k FROM t ORDER BY k)"),
             "0,1,2,3,4,6,7,8,9,10,11");
@@ -395,13 +382,13 @@ TEST(SqliteIndex, PersistsAcrossReopenAndMigrationIsIdempotent) {
   FileRecord f = MakeFile(1, {x.hash});
   TokenRecord t = MakeToken(1);
   {
-    auto index = Open(dir.db());
+    auto index = Open(DbPath(dir));
     ASSERT_TRUE(index->PutXorb(x, "ns/a").ok());
     ASSERT_TRUE(index->CommitShard({H(6, 1), "ns/a", {f}, {x.hash}}).ok());
     ASSERT_TRUE(index->PutToken(t).ok());
   }
   for (int i = 0; i < 2; ++i) {
-    auto index = Open(dir.db());
+    auto index = Open(DbPath(dir));
     ASSERT_NE(index, nullptr);
     EXPECT_EQ(**index->GetXorb(x.hash), x);
     EXPECT_EQ(**index->GetFile(f.file_hash), f);
@@ -411,14 +398,14 @@ TEST(SqliteIndex, PersistsAcrossReopenAndMigrationIsIdempotent) {
               ShardCommitResult::kAlreadyExisted);
   }
   // Two indexes open on one file at once (the second migrates a current schema: no-op).
-  auto a = Open(dir.db());
-  auto b = Open(dir.db());
+  auto a = Open(DbPath(dir));
+  auto b = Open(DbPath(dir));
   ASSERT_TRUE(a && b);
   ASSERT_TRUE(a->PutXorb(MakeXorb(2), "ns/a").ok());
   EXPECT_TRUE(*b->HasXorb(MakeXorb(2).hash));
   a.reset();
   b.reset();
-  auto db = SqliteDb::Open(dir.db(), true, 5000);
+  auto db = SqliteDb::Open(DbPath(dir), true, 5000);
   ASSERT_TRUE(db.ok());
   EXPECT_EQ(*(*db)->QueryText("SELECT group_concat(version) FROM schema_version"),
             std::to_string(SqliteSchemaVersion()));
@@ -427,12 +414,12 @@ TEST(SqliteIndex, PersistsAcrossReopenAndMigrationIsIdempotent) {
 
 TEST(SqliteIndex, RefusesANewerSchema) {
   TempDir dir;
-  { ASSERT_NE(Open(dir.db()), nullptr); }
+  { ASSERT_NE(Open(DbPath(dir)), nullptr); }
   {
-    auto db = SqliteDb::Open(dir.db(), false, 5000);
+    auto db = SqliteDb::Open(DbPath(dir), false, 5000);
     ASSERT_TRUE((*db)->Exec("UPDATE schema_version SET version = 999").ok());
   }
-  auto index = SqliteIndex::Open(dir.db(), {});
+  auto index = SqliteIndex::Open(DbPath(dir), {});
   EXPECT_FALSE(index.ok());
 }
 
@@ -442,13 +429,13 @@ TEST(SqliteIndex, CorruptedBlobsAreCorruptionNotCrashes) {
   FileRecord f = MakeFile(1, {x.hash});
   TokenRecord t = MakeToken(1);
   {
-    auto index = Open(dir.db());
+    auto index = Open(DbPath(dir));
     ASSERT_TRUE(index->PutXorb(x, "ns/a").ok());
     ASSERT_TRUE(index->CommitShard({H(6, 1), "ns/a", {f}, {x.hash}}).ok());
     ASSERT_TRUE(index->PutToken(t).ok());
   }
   {
-    auto db = SqliteDb::Open(dir.db(), false, 5000);
+    auto db = SqliteDb::Open(DbPath(dir), false, 5000);
     ASSERT_TRUE(db.ok());
     ASSERT_TRUE((*db)
                     ->Exec("UPDATE files SET terms = x'0102030405'; "
@@ -456,13 +443,13 @@ TEST(SqliteIndex, CorruptedBlobsAreCorruptionNotCrashes) {
                            "UPDATE tokens SET permission = 9;")
                     .ok());
   }
-  auto index = Open(dir.db());
+  auto index = Open(DbPath(dir));
   EXPECT_EQ(index->GetFile(f.file_hash).status().code(), Code::kCorruption);
   EXPECT_EQ(index->GetXorb(x.hash).status().code(), Code::kCorruption);
   EXPECT_EQ(index->FindTokenBySecretHash(t.secret_hash).status().code(), Code::kCorruption);
   EXPECT_EQ(index->ListTokens().status().code(), Code::kCorruption);
   {
-    auto db = SqliteDb::Open(dir.db(), false, 5000);
+    auto db = SqliteDb::Open(DbPath(dir), false, 5000);
     ASSERT_TRUE((*db)
                     ->Exec("UPDATE files SET terms = x'', sha256 = x'00'; "
                            "UPDATE xorbs SET chunks = x'', object_size = -1")
@@ -474,20 +461,20 @@ TEST(SqliteIndex, CorruptedBlobsAreCorruptionNotCrashes) {
 
 TEST(SqliteIndex, LargeFileIsOneRow) {
   TempDir dir;
-  auto index = Open(dir.db());
+  auto index = Open(DbPath(dir));
   XorbRecord x = MakeXorb(1);
   ASSERT_TRUE(index->PutXorb(x, "ns/a").ok());
   FileRecord f = MakeFile(1, {x.hash}, 100000);
   ASSERT_TRUE(index->CommitShard({H(6, 1), "ns/a", {f}, {x.hash}}).ok());
   EXPECT_EQ(**index->GetFile(f.file_hash), f);
-  auto db = SqliteDb::Open(dir.db(), true, 5000);
+  auto db = SqliteDb::Open(DbPath(dir), true, 5000);
   EXPECT_EQ(*(*db)->QueryText("SELECT count(*) || ':' || sum(length(terms)) FROM files"),
             "1:" + std::to_string(100000 * kFileTermBlobSize));
 }
 
 TEST(SqliteIndex, ConcurrentMixedReadsAndWrites) {
   TempDir dir;
-  auto index = Open(dir.db());
+  auto index = Open(DbPath(dir));
   constexpr int kThreads = 16, kPerThread = 25;
   std::atomic<int> failures{0};
   std::vector<std::thread> threads;
