@@ -18,6 +18,8 @@ int HttpStatusFor(const Status& status) {
       return 404;
     case Status::Code::kAlreadyExists:
       return 409;
+    case Status::Code::kUnavailable:
+      return 503;
     case Status::Code::kResourceExhausted:
       return 413;
     case Status::Code::kUnimplemented:

@@ -28,6 +28,8 @@ const char* CodeName(Status::Code code) {
       return "PermissionDenied";
     case Status::Code::kAlreadyExists:
       return "AlreadyExists";
+    case Status::Code::kUnavailable:
+      return "Unavailable";
   }
   return "Unknown";
 }

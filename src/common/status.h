@@ -27,6 +27,7 @@ class Status {
     kUnauthenticated,   // no or bad credentials
     kPermissionDenied,  // valid credentials, insufficient scope
     kAlreadyExists,     // a create found the name taken
+    kUnavailable,       // a peer could not be reached or is overloaded (retryable)
   };
 
   Status() = default;  // OK
@@ -43,6 +44,7 @@ class Status {
   static Status Unauthenticated(std::string_view msg) { return {Code::kUnauthenticated, msg}; }
   static Status PermissionDenied(std::string_view msg) { return {Code::kPermissionDenied, msg}; }
   static Status AlreadyExists(std::string_view msg) { return {Code::kAlreadyExists, msg}; }
+  static Status Unavailable(std::string_view msg) { return {Code::kUnavailable, msg}; }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
