@@ -3,18 +3,19 @@
 // server and sets:
 //   XETSTORE_URL        the server's base URL (the client's hubUrl)
 //   XETSTORE_TOKEN      the admin token (<data-dir>/admin-token)
-//   XETSTORE_BIN        the xetstore binary (for `token create` and `hash`)
+//   XETSTORE_BIN        the xetstore binary (for `token create`)
 //   XETSTORE_DATA_DIR   the server's data directory
 //   INTEROP_TRACE       optional: file that gets one line per HTTP request
 //
 // Every expectation is computed independently of the server: downloaded bytes are compared
-// with the source buffers, listed hashes with `xetstore hash` of the same bytes.
+// with the source buffers, listed hashes with hashes of the source bytes computed here.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 
 import {
   createRepo,
@@ -26,6 +27,7 @@ import {
   pathsInfo,
   uploadFiles,
 } from "@huggingface/hub";
+import { fileHash, getChunks, hashToHex } from "@huggingface/xetchunk-wasm";
 
 import {
   assertSameBytes,
@@ -86,22 +88,13 @@ function makeToken(name, permission, scope) {
   return token;
 }
 
-/** Xet file hashes of `bytes` computed by `xetstore hash` (the conformance-tested implementation). */
+/**
+ * Xet file hashes computed on the test's side with the reference chunker and hashes as the
+ * client ships them (@huggingface/xetchunk-wasm, which reproduces xet-core's own chunking
+ * test vectors): the hash the Hub would give each file, independent of the server.
+ */
 function referenceHashes(entries) {
-  const dir = mkdtempSync(path.join(tmpdir(), "xetstore-interop-"));
-  try {
-    const files = entries.map(([, bytes], i) => {
-      const f = path.join(dir, `f${i}`);
-      writeFileSync(f, bytes);
-      return f;
-    });
-    const out = execFileSync(xetstoreBin, ["hash", ...files], { encoding: "utf8", maxBuffer: 1 << 20 });
-    const lines = out.trim().split("\n");
-    assert.equal(lines.length, entries.length, `xetstore hash printed ${out}`);
-    return new Map(entries.map(([p], i) => [p, lines[i].split(/\s+/)[0]]));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  return new Map(entries.map(([p, bytes]) => [p, hashToHex(fileHash(getChunks(bytes)))]));
 }
 
 async function listAll(repo, opts = {}) {
@@ -136,6 +129,33 @@ async function expectRejects(promise, statuses, what) {
 // leaving it with nothing to compare.
 const expected = new Map([...sources, [VERSIONED, versionedV2]]); // path -> bytes
 const refHash = referenceHashes([...expected]);
+
+test("the test's reference chunker reproduces xet-core's chunking vectors", () => {
+  // xet-core deduplication/src/chunking.rs, test_correctness_100kb_hitting_data: a
+  // 128-byte pattern plus `pad` zero bytes, repeated to 64 KiB; cumulative chunk ends.
+  // Note pads 1, 24 and 78: the reference cuts chunks shorter than 8 KiB (8191, 8128).
+  const base = [
+    154, 52, 42, 34, 159, 75, 126, 224, 70, 236, 12, 196, 79, 236, 178, 124, 127, 50, 99, 178, 44, 176, 174, 126, 250,
+    235, 205, 174, 252, 122, 35, 10, 20, 101, 214, 69, 193, 8, 115, 105, 158, 228, 120, 111, 136, 162, 198, 251, 211,
+    183, 253, 252, 164, 147, 63, 16, 186, 162, 117, 23, 170, 36, 205, 187, 174, 76, 210, 174, 211, 175, 12, 173, 145,
+    59, 2, 70, 222, 181, 159, 227, 182, 156, 189, 51, 226, 106, 24, 50, 183, 157, 140, 10, 8, 23, 212, 70, 10, 234, 23,
+    33, 219, 254, 39, 236, 70, 49, 191, 116, 9, 115, 15, 101, 26, 159, 165, 220, 15, 170, 56, 125, 92, 163, 94, 235,
+    38, 40, 49, 81,
+  ];
+  const vectors = {
+    0: [8256, 16448, 24640, 32832, 41024, 49216, 57408, 65536],
+    1: [8191, 16447, 24703, 32959, 41215, 49471, 57727, 65536],
+    24: [8128, 16328, 24536, 32744, 40952, 49160, 57368, 65536],
+    78: [8128, 16338, 24578, 32818, 41058, 49298, 57538, 65536],
+    126: [8192, 16574, 24956, 33338, 41720, 50102, 58484, 65536],
+  };
+  for (const [pad, ends] of Object.entries(vectors)) {
+    const data = [...base, ...new Array(Number(pad)).fill(0)];
+    while (data.length < 65536) data.push(...data.slice(0, Math.min(65536 - data.length, data.length)));
+    let end = 0;
+    assert.deepEqual(getChunks(Uint8Array.from(data)).map((c) => (end += c.length)), ends, `pad ${pad}`);
+  }
+});
 
 test("createRepo creates public and private buckets; creating one twice is a 409", { timeout: TIMEOUT }, async () => {
   const created = await createRepo({ repo: FILES, hubUrl, accessToken: adminToken, visibility: "public" });
@@ -360,7 +380,20 @@ test("a private bucket: no token fails, the admin token and a read token for it 
 test("a write token scoped to one bucket writes there and fails to write to another", { timeout: TIMEOUT }, async () => {
   const writer = makeToken("interop-scoped-write", "write", `${NS}/scoped`);
   const bytes = randomBytes(2 * MiB + 3, "scoped");
-  await uploadFiles({ repo: SCOPED, hubUrl, accessToken: writer, fetch: countingFetch(), files: [{ path: "mine.bin", content: blobOf(bytes) }] });
+  // As in the README: the content is a file: URL, which the client streams from disk.
+  const dir = mkdtempSync(path.join(tmpdir(), "xetstore-interop-"));
+  try {
+    writeFileSync(path.join(dir, "mine.bin"), bytes);
+    await uploadFiles({
+      repo: SCOPED,
+      hubUrl,
+      accessToken: writer,
+      fetch: countingFetch(),
+      files: [{ path: "mine.bin", content: pathToFileURL(path.join(dir, "mine.bin")) }],
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
   const blob = await downloadFile({ repo: SCOPED, path: "mine.bin", hubUrl, accessToken: writer, fetch: countingFetch() });
   assertSameBytes(new Uint8Array(await blob.arrayBuffer()), bytes, "file written with the scoped token");
 
