@@ -26,6 +26,7 @@ int HttpStatusFor(const Status& status) {
       return 501;
     case Status::Code::kIoError:
     case Status::Code::kInternal:
+    case Status::Code::kCancelled:  // a handler that gave up: nothing the client did wrong
       return 500;
   }
   return 500;

@@ -30,6 +30,8 @@ const char* CodeName(Status::Code code) {
       return "AlreadyExists";
     case Status::Code::kUnavailable:
       return "Unavailable";
+    case Status::Code::kCancelled:
+      return "Cancelled";
   }
   return "Unknown";
 }

@@ -28,6 +28,7 @@ class Status {
     kPermissionDenied,  // valid credentials, insufficient scope
     kAlreadyExists,     // a create found the name taken
     kUnavailable,       // a peer could not be reached or is overloaded (retryable)
+    kCancelled,         // the caller (or a callback it supplied) stopped the operation
   };
 
   Status() = default;  // OK
@@ -45,6 +46,7 @@ class Status {
   static Status PermissionDenied(std::string_view msg) { return {Code::kPermissionDenied, msg}; }
   static Status AlreadyExists(std::string_view msg) { return {Code::kAlreadyExists, msg}; }
   static Status Unavailable(std::string_view msg) { return {Code::kUnavailable, msg}; }
+  static Status Cancelled(std::string_view msg) { return {Code::kCancelled, msg}; }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }

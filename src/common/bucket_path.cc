@@ -1,4 +1,4 @@
-#include "api/bucket_path.h"
+#include "common/bucket_path.h"
 
 #include <cstdint>
 
