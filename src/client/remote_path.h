@@ -23,7 +23,7 @@ bool IsRemotePath(std::string_view arg);
 
 // Parses "hf://buckets/NS/BUCKET", "hf://buckets/NS/BUCKET/", "hf://buckets/NS/BUCKET/a/b".
 // InvalidArgument (one line naming the rule) for other schemes, a missing namespace or
-// bucket, an invalid name (api/bucket_path.h rules) or an invalid path.
+// bucket, an invalid name (common/bucket_path.h rules) or an invalid path.
 Result<RemotePath> ParseRemotePath(std::string_view arg);
 
 }  // namespace xet

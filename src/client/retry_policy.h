@@ -20,7 +20,8 @@ struct RetryPolicy {
 
   // The wait before attempt `attempt` (1 = the first retry): uniform in
   // [0, min(max_delay, base_delay * 2^(attempt-1))]; `retry_after` (a server's Retry-After,
-  // if any) raises the lower bound.
+  // if any) raises the lower bound, capped at max_delay (and the upper bound with it), so a
+  // wait never exceeds max_delay.
   std::chrono::milliseconds Backoff(int attempt, std::mt19937_64& rng,
                                     std::chrono::milliseconds retry_after = {}) const;
 };
