@@ -1,12 +1,20 @@
 // HttpClient: the client side of HTTP for everything in client/ (libcurl underneath).
 //
-// Thread-safe: any number of threads call Send/Get concurrently; each thread reuses its own
-// curl handle (keep-alive connections, TLS sessions). Retries follow a RetryPolicy on the
-// retryable classes only, re-sending the same body; a request that still fails answers:
-//   Unavailable   the server could not be reached (connect/timeout/reset) or kept answering
-//                 a retryable status — the message names the URL and the last cause;
-//   OK + status   any other HTTP answer, including 4xx (the caller maps it, see
-//                 StatusFromResponse).
+// Thread-safe: any number of threads call Send/Stream concurrently; each request borrows a
+// curl handle from the client's pool and returns it afterwards, so connections (keep-alive)
+// and TLS sessions are reused across requests. Redirects are not followed (a token is never
+// sent to another host). Retries follow a RetryPolicy on the retryable classes only,
+// re-sending the same body; a request that still fails answers:
+//   Unavailable      the server could not be reached (connect/timeout/reset/TLS) or kept
+//                    answering a retryable status — the message names the URL and the last
+//                    cause;
+//   InvalidArgument  the URL is malformed or its scheme unsupported (never retried);
+//   ResourceExhausted a buffered body exceeded HttpClientOptions::max_response_bytes;
+//   Cancelled        a StreamCallbacks::sink returned false;
+//   OK + status      any other HTTP answer, including 4xx (the caller maps it, see
+//                    StatusFromResponse).
+// libcurl's process-wide curl_global_init runs once, from a function-local static, the first
+// time an HttpClient is constructed.
 #pragma once
 
 #include <cstdint>
@@ -49,7 +57,15 @@ struct HttpClientOptions {
   // (and retried): a dead peer never hangs the client.
   long low_speed_bytes = 1024;
   long low_speed_seconds = 30;
+  // Largest body buffered into a ClientResponse (Send, or a non-2xx answer of Stream).
+  uint64_t max_response_bytes = 256ull << 20;
+  // Send Accept-Encoding for every encoding libcurl decodes (gzip, zstd, ...): the server
+  // compresses large JSON answers. Bodies are always delivered decoded.
+  bool accept_encoding = true;
   RetryPolicy retry;
+  // Called before each retry with its cause (for logs and TransferStats::retries); may be
+  // called from any thread.
+  std::function<void(const Status& cause)> on_retry;
 };
 
 class HttpClient {
@@ -63,9 +79,11 @@ class HttpClient {
   Result<ClientResponse> Send(const ClientRequest& request);
 
   // Sends the request and streams the body of a 2xx answer to `sink` as it arrives (a
-  // non-2xx answer is buffered into the returned response instead). `on_headers`, if set,
-  // sees the status and headers first. A retry after some body bytes were delivered calls
-  // `on_restart` (required then) so the consumer can discard them.
+  // non-2xx answer is buffered into the returned response instead; the returned response of
+  // a 2xx answer has an empty body). `on_headers`, if set, sees the status and headers of a
+  // 2xx answer before its first body byte (again for each retried attempt). A retry after
+  // some body bytes were delivered calls `on_restart` first so the consumer can discard
+  // them; without `on_restart` such a failure is not retried (Unavailable).
   struct StreamCallbacks {
     std::function<bool(std::string_view)> sink;  // return false to abort (Status: Cancelled)
     std::function<void(int, const HeaderList&)> on_headers;
@@ -78,10 +96,13 @@ class HttpClient {
   std::unique_ptr<Impl> impl_;
 };
 
-// Maps a non-2xx answer to a Status with the server's {"error": ...} message: 400 →
+// Maps a non-2xx answer to a Status with the server's {"error": ...} message (or the start
+// of a non-JSON body; at most 300 bytes, control characters replaced): 400 and other 4xx →
 // InvalidArgument, 401 → Unauthenticated, 403 → PermissionDenied, 404 → NotFound, 409 →
-// AlreadyExists, 413 → ResourceExhausted, 416 → OutOfRange, 5xx → Unavailable/Internal.
-// `what` prefixes the message ("create bucket ns/b").
+// AlreadyExists, 413 → ResourceExhausted, 416 → OutOfRange, 408/429/502/503/504 →
+// Unavailable, 501 → Unimplemented, other 5xx → Internal, anything else non-2xx →
+// Internal. A 2xx answer maps to OK. `what` prefixes the message ("create bucket ns/b"),
+// which ends with "(HTTP <status>)".
 Status StatusFromResponse(const ClientResponse& response, std::string_view what);
 
 }  // namespace xet
