@@ -31,6 +31,19 @@ class CasTokenSource {
 std::unique_ptr<CasTokenSource> MakeHubTokenSource(HubClient& hub, std::string bucket_id,
                                                    bool write, int64_t refresh_margin_s = 60);
 
+// The caching source over any way of fetching a token (MakeHubTokenSource is this over
+// HubClient::GetXetToken). A cached token is reused until less than `refresh_margin_s`
+// (capped at half the token's lifetime, so short-lived tokens are still reused) remains
+// before its expiry. `now` (unix seconds) defaults to the system clock. Thread-safe; a fetch
+// happens under the source's lock, so concurrent callers wait for one fetch.
+using TokenFetcher = std::function<Result<XetToken>()>;
+std::unique_ptr<CasTokenSource> MakeCachingTokenSource(TokenFetcher fetch,
+                                                       int64_t refresh_margin_s = 60,
+                                                       std::function<int64_t()> now = {});
+
+// A fixed token, never refreshed (a user token used directly against a CAS server).
+std::unique_ptr<CasTokenSource> MakeStaticTokenSource(XetToken token);
+
 // One fetch entry of a /v2/reconstructions answer: a URL and the ranges it covers.
 struct FetchRange {
   uint32_t chunk_start = 0, chunk_end = 0;  // [start, end) chunk indices in the xorb
@@ -69,8 +82,15 @@ class CasClient {
   Result<Reconstruction> GetReconstruction(const Hash& file_hash,
                                            std::optional<std::pair<uint64_t, uint64_t>> range);
   // GETs `entry.url` for ranges [first_range, last_range] of it (one multi-range request,
-  // or a single range), delivering each range's bytes in order to `on_range(i, bytes)`.
-  // Verifies each part's length. Signed URLs need no token.
+  // or a single range), delivering each range's bytes in order to `on_range(i, bytes)` as
+  // the answer streams in (memory: about one range, more only if a server reorders parts).
+  // Accepts a multipart/byteranges answer (parts in any order, coalesced parts allowed;
+  // each part's Content-Range is checked), a single 206 whose Content-Range covers the
+  // ranges, or a 200 with the whole object. Signed URLs need no token.
+  // InvalidArgument for bad indices; Corruption when the answer is malformed, a part's
+  // length differs from its Content-Range, or a requested range is missing; PermissionDenied
+  // when the URL is refused (e.g. expired: get a fresh reconstruction); an error returned by
+  // `on_range` is returned as is. A retried transfer does not deliver a range twice.
   Status FetchRanges(const FetchEntry& entry, size_t first_range, size_t last_range,
                      const std::function<Status(size_t, std::span<const uint8_t>)>& on_range);
 

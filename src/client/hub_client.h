@@ -70,6 +70,9 @@ class HubClient {
   // (anonymous: public buckets only). `http` must outlive the client.
   HubClient(HttpClient& http, std::string endpoint, std::string token);
 
+  // Bucket ids are "NAMESPACE/BUCKET" with valid names (common/bucket_path.h), checked
+  // before any request (InvalidArgument). The created bucket's record carries the id and
+  // privacy only (the create answer has no timestamps; the counts of a new bucket are 0).
   Result<RemoteBucket> CreateBucket(const std::string& bucket_id, bool is_private);
   Result<RemoteBucket> GetBucket(const std::string& bucket_id);
   // Every bucket of `ns` the token can read (follows pagination).
@@ -79,15 +82,18 @@ class HubClient {
 
   Result<XetToken> GetXetToken(const std::string& bucket_id, bool write);
 
-  // Calls `on_item` for each item under `prefix` ("" = root), following pagination; stops
-  // early (OK) when it returns false.
+  // Calls `on_item` for each item under `prefix` ("" = root; one trailing '/' ignored),
+  // following pagination (a next-page link to another origin is re-based on the endpoint,
+  // so the token only goes to the endpoint); stops early (OK) when it returns false.
   Status ListTree(const std::string& bucket_id, const std::string& prefix, bool recursive,
                   const std::function<bool(const RemoteEntry&)>& on_item);
   // Entries for the paths that exist (batched by 1,000 per request).
   Result<std::vector<RemoteEntry>> PathsInfo(const std::string& bucket_id,
                                              std::span<const std::string> paths);
   // Applies `ops` (sent in requests of at most 10,000 ops; each request is atomic on the
-  // server). Failed ops are reported in the outcome, not as an error Status.
+  // server). Failed ops are reported in the outcome (the server answers 422), not as an
+  // error Status; an error Status after the first request leaves the earlier requests
+  // applied.
   Result<BatchOutcome> Batch(const std::string& bucket_id, std::span<const RemoteOp> ops);
 
   const std::string& endpoint() const { return endpoint_; }

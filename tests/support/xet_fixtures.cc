@@ -123,6 +123,42 @@ UploadArtifacts PrepareInterleavedUpload(size_t num_chunks, size_t chunk_size, u
   return a;
 }
 
+UploadArtifacts PrepareSparseFile(const UploadArtifacts& base, std::span<const uint8_t> base_data,
+                                  size_t stride, std::vector<uint8_t>* data) {
+  UploadArtifacts a;
+  data->clear();
+  FileInfo file;
+  file.flags = kFileFlagWithVerification;
+  uint64_t offset = 0;
+  size_t n = 0;  // chunk number in base's file order
+  for (const FileDataSequenceEntry& t : base.shard.files.at(0).terms) {
+    for (uint32_t idx = t.chunk_index_start; idx < t.chunk_index_end; ++idx, ++n) {
+      const ChunkInfo& c = base.chunks.at(n);
+      if (n % stride == 0) {
+        FileDataSequenceEntry term;
+        term.cas_hash = t.cas_hash;
+        term.unpacked_segment_bytes = static_cast<uint32_t>(c.size);
+        term.chunk_index_start = idx;
+        term.chunk_index_end = idx + 1;
+        file.terms.push_back(term);
+        const Hash one[] = {c.hash};
+        file.verification.push_back({VerificationHash(one), {}});
+        a.chunks.push_back(c);
+        data->insert(data->end(), base_data.begin() + static_cast<std::ptrdiff_t>(offset),
+                     base_data.begin() + static_cast<std::ptrdiff_t>(offset + c.size));
+      }
+      offset += c.size;
+    }
+  }
+  a.size = data->size();
+  a.file_hash = FileHash(a.chunks);
+  file.file_hash = a.file_hash;
+  a.shard.cas_infos = base.shard.cas_infos;
+  a.shard.files.push_back(std::move(file));
+  a.shard_bytes = SerializeForUpload(a.shard);
+  return a;
+}
+
 std::string SerializeForUpload(const Shard& shard) {
   auto bytes = SerializeShardForUpload(shard);
   if (!bytes.ok())

@@ -32,6 +32,13 @@ UploadArtifacts PrepareUpload(std::span<const uint8_t> data,
 UploadArtifacts PrepareInterleavedUpload(size_t num_chunks, size_t chunk_size, uint64_t seed,
                                          std::vector<uint8_t>* data);
 
+// A second file made of every `stride`-th chunk of `base`'s first file (`base_data` holds
+// its bytes), one term per chunk, referencing base's xorbs: its reconstruction needs several
+// ranges of one xorb, i.e. multi-range fetches. The shard repeats base's CAS blocks. `data`
+// gets the new file's bytes.
+UploadArtifacts PrepareSparseFile(const UploadArtifacts& base, std::span<const uint8_t> base_data,
+                                  size_t stride, std::vector<uint8_t>* data);
+
 // Re-serializes `shard` in upload form (after a test modified it).
 std::string SerializeForUpload(const Shard& shard);
 

@@ -1,0 +1,443 @@
+#include "client/wire.h"
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+
+#include "common/ascii.h"
+
+namespace xet {
+namespace {
+
+using nlohmann::json;
+
+// A field check failed: names the document and the field.
+Status Bad(std::string_view doc, std::string_view what) {
+  return Status::Corruption(std::string(doc) + " answer: " + std::string(what));
+}
+
+Result<json> ParseBody(std::string_view body, std::string_view doc) {
+  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Bad(doc, "not valid JSON");
+  return j;
+}
+
+const json* Field(const json& obj, const char* key) {
+  if (!obj.is_object()) return nullptr;
+  const auto it = obj.find(key);
+  return it == obj.end() || it->is_null() ? nullptr : &*it;
+}
+
+std::optional<uint64_t> U64(const json& obj, const char* key) {
+  const json* f = Field(obj, key);
+  if (f == nullptr || !f->is_number_unsigned()) return std::nullopt;
+  return f->get<uint64_t>();
+}
+
+std::optional<std::string> Str(const json& obj, const char* key) {
+  const json* f = Field(obj, key);
+  if (f == nullptr || !f->is_string()) return std::nullopt;
+  return f->get<std::string>();
+}
+
+bool GetU64(const json& obj, const char* key, uint64_t* out) {
+  const json* f = Field(obj, key);
+  if (f == nullptr || !f->is_number_unsigned()) return false;
+  *out = f->get<uint64_t>();
+  return true;
+}
+
+bool GetU32(const json& obj, const char* key, uint32_t* out) {
+  uint64_t v = 0;
+  if (!GetU64(obj, key, &v) || v > UINT32_MAX) return false;
+  *out = static_cast<uint32_t>(v);
+  return true;
+}
+
+bool Unreserved(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '.' || c == '_' || c == '~';
+}
+
+// Fixed-width decimal digits of `s` at `pos`.
+std::optional<int> Digits(std::string_view s, size_t pos, size_t n) {
+  if (pos + n > s.size()) return std::nullopt;
+  int v = 0;
+  for (size_t i = pos; i < pos + n; ++i) {
+    if (s[i] < '0' || s[i] > '9') return std::nullopt;
+    v = v * 10 + (s[i] - '0');
+  }
+  return v;
+}
+
+Result<RemoteBucket> BucketFrom(const json& j) {
+  constexpr std::string_view kDoc = "bucket";
+  if (!j.is_object()) return Bad(kDoc, "not a JSON object");
+  RemoteBucket b;
+  auto id = Str(j, "id");
+  if (!id || id->empty()) return Bad(kDoc, "missing \"id\"");
+  b.id = std::move(*id);
+  if (const json* p = Field(j, "private")) {
+    if (!p->is_boolean()) return Bad(kDoc, "\"private\" is not a boolean");
+    b.is_private = p->get<bool>();
+  }
+  b.created_at = Str(j, "createdAt").value_or("");
+  if (Field(j, "size") && !U64(j, "size")) return Bad(kDoc, "\"size\" is not a count");
+  if (Field(j, "totalFiles") && !U64(j, "totalFiles")) {
+    return Bad(kDoc, "\"totalFiles\" is not a count");
+  }
+  b.size = U64(j, "size").value_or(0);
+  b.total_files = U64(j, "totalFiles").value_or(0);
+  return b;
+}
+
+Result<RemoteEntry> EntryFrom(const json& j) {
+  constexpr std::string_view kDoc = "listing";
+  if (!j.is_object()) return Bad(kDoc, "an item is not a JSON object");
+  RemoteEntry e;
+  auto type = Str(j, "type");
+  auto path = Str(j, "path");
+  if (!type || (*type != "file" && *type != "directory")) {
+    return Bad(kDoc, "an item's \"type\" is neither \"file\" nor \"directory\"");
+  }
+  if (!path || path->empty()) return Bad(kDoc, "an item has no \"path\"");
+  e.path = std::move(*path);
+  e.is_directory = *type == "directory";
+  if (e.is_directory) return e;
+  const auto size = U64(j, "size");
+  if (!size) return Bad(kDoc, "file '" + e.path + "' has no \"size\"");
+  e.size = *size;
+  const auto hex = Str(j, "xetHash");
+  const auto hash = hex ? Hash::FromHex(*hex) : std::nullopt;
+  if (!hash) return Bad(kDoc, "file '" + e.path + "' has no valid \"xetHash\"");
+  e.xet_hash = *hash;
+  if (const json* m = Field(j, "mtime")) {
+    if (m->is_number_integer()) {
+      e.mtime_ms = m->get<int64_t>();
+    } else if (m->is_string()) {
+      auto ms = ParseIsoMillis(m->get_ref<const std::string&>());
+      if (!ms.ok()) return Bad(kDoc, "file '" + e.path + "': bad \"mtime\"");
+      e.mtime_ms = *ms;
+    } else {
+      return Bad(kDoc, "file '" + e.path + "': bad \"mtime\"");
+    }
+  }
+  e.uploaded_at = Str(j, "uploadedAt").value_or("");
+  e.content_type = Str(j, "contentType").value_or("");
+  return e;
+}
+
+// The shape checks of ParseReconstructionJson; json type errors cannot occur (every access
+// is checked), but the caller still guards against nlohmann exceptions.
+Result<Reconstruction> ReconstructionFrom(const json& j) {
+  constexpr std::string_view kDoc = "reconstruction";
+  if (!j.is_object()) return Bad(kDoc, "not a JSON object");
+  Reconstruction r;
+  const auto offset = U64(j, "offset_into_first_range");
+  if (!offset) return Bad(kDoc, "missing \"offset_into_first_range\"");
+  r.offset_into_first_range = *offset;
+  const json* terms = Field(j, "terms");
+  if (terms == nullptr || !terms->is_array()) return Bad(kDoc, "missing \"terms\"");
+  r.terms.reserve(terms->size());
+  for (const json& t : *terms) {
+    ReconTerm term;
+    const auto hex = Str(t, "hash");
+    const auto hash = hex ? Hash::FromHex(*hex) : std::nullopt;
+    if (!hash) return Bad(kDoc, "term " + std::to_string(r.terms.size()) + ": bad \"hash\"");
+    term.xorb_hash = *hash;
+    const json* range = Field(t, "range");
+    if (range == nullptr || !GetU64(t, "unpacked_length", &term.unpacked_length) ||
+        !GetU32(*range, "start", &term.chunk_start) || !GetU32(*range, "end", &term.chunk_end) ||
+        term.chunk_end <= term.chunk_start) {
+      return Bad(kDoc, "term " + std::to_string(r.terms.size()) + ": bad range or length");
+    }
+    r.terms.push_back(term);
+  }
+  if (!r.terms.empty() && r.offset_into_first_range >= r.terms[0].unpacked_length) {
+    return Bad(kDoc, "\"offset_into_first_range\" is past the first term");
+  }
+  const json* xorbs = Field(j, "xorbs");
+  if (xorbs == nullptr || !xorbs->is_object()) return Bad(kDoc, "missing \"xorbs\"");
+  std::unordered_map<Hash, size_t, HashHasher> index;
+  r.xorbs.reserve(xorbs->size());
+  for (const auto& [key, entries] : xorbs->items()) {
+    const auto hash = Hash::FromHex(key);
+    if (!hash) return Bad(kDoc, "bad xorb hash key");
+    if (!entries.is_array()) return Bad(kDoc, "xorb " + key + ": fetch entries are not a list");
+    std::vector<FetchEntry> list;
+    list.reserve(entries.size());
+    for (const json& e : entries) {
+      FetchEntry fe;
+      auto url = Str(e, "url");
+      if (!url || url->empty()) return Bad(kDoc, "xorb " + key + ": fetch entry without \"url\"");
+      fe.url = std::move(*url);
+      const json* ranges = Field(e, "ranges");
+      if (ranges == nullptr || !ranges->is_array() || ranges->empty()) {
+        return Bad(kDoc, "xorb " + key + ": fetch entry without \"ranges\"");
+      }
+      for (const json& rg : *ranges) {
+        // Plain values, not optionals: GCC 12 misreports optionals here as uninitialized.
+        const json* chunks = Field(rg, "chunks");
+        const json* bytes = Field(rg, "bytes");
+        FetchRange fr;
+        if (chunks == nullptr || bytes == nullptr || !GetU32(*chunks, "start", &fr.chunk_start) ||
+            !GetU32(*chunks, "end", &fr.chunk_end) || !GetU64(*bytes, "start", &fr.byte_start) ||
+            !GetU64(*bytes, "end", &fr.byte_end) || fr.chunk_end <= fr.chunk_start ||
+            fr.byte_end < fr.byte_start) {
+          return Bad(kDoc, "xorb " + key + ": bad fetch range");
+        }
+        fe.ranges.push_back(fr);
+      }
+      list.push_back(std::move(fe));
+    }
+    if (list.empty()) return Bad(kDoc, "xorb " + key + ": no fetch entries");
+    index.emplace(*hash, r.xorbs.size());
+    r.xorbs.emplace_back(*hash, std::move(list));
+  }
+  for (const ReconTerm& t : r.terms) {
+    if (!index.contains(t.xorb_hash)) {
+      return Bad(kDoc, "term xorb " + t.xorb_hash.ToHex() + " has no fetch entries");
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+Result<int64_t> ParseIsoMillis(std::string_view s) {
+  auto bad = [&] {
+    return Status::InvalidArgument("not an ISO-8601 time: '" +
+                                   std::string(s.substr(0, std::min<size_t>(s.size(), 40))) + "'");
+  };
+  // YYYY-MM-DDTHH:MM:SS
+  const auto y = Digits(s, 0, 4), mo = Digits(s, 5, 2), d = Digits(s, 8, 2);
+  const auto h = Digits(s, 11, 2), mi = Digits(s, 14, 2), sec = Digits(s, 17, 2);
+  if (!y || !mo || !d || !h || !mi || !sec || s[4] != '-' || s[7] != '-' ||
+      (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || s[13] != ':' || s[16] != ':') {
+    return bad();
+  }
+  using namespace std::chrono;
+  const year_month_day ymd{year(*y), month(static_cast<unsigned>(*mo)),
+                           day(static_cast<unsigned>(*d))};
+  if (!ymd.ok() || *h > 23 || *mi > 59 || *sec > 60) return bad();
+  size_t pos = 19;
+  int64_t millis = 0;
+  if (pos < s.size() && s[pos] == '.') {
+    ++pos;
+    const size_t start = pos;
+    int64_t scale = 100;
+    while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') {
+      millis += (s[pos] - '0') * scale;
+      scale /= 10;
+      ++pos;
+    }
+    if (pos == start || pos - start > 12) return bad();
+  }
+  int64_t offset_s = 0;
+  const std::string_view zone = s.substr(pos);
+  if (zone == "Z" || zone == "z") {
+    // UTC
+  } else if (zone.size() == 6 && (zone[0] == '+' || zone[0] == '-') && zone[3] == ':') {
+    const auto oh = Digits(zone, 1, 2), om = Digits(zone, 4, 2);
+    if (!oh || !om || *oh > 23 || *om > 59) return bad();
+    offset_s = (*oh * 3600 + *om * 60) * (zone[0] == '+' ? 1 : -1);
+  } else {
+    return bad();
+  }
+  const int64_t days_since_epoch = sys_days(ymd).time_since_epoch().count();
+  const int64_t seconds = days_since_epoch * 86400 + *h * 3600 + *mi * 60 + *sec - offset_s;
+  return seconds * 1000 + millis;
+}
+
+std::optional<std::string> NextLinkUrl(std::string_view header) {
+  // link-value = "<" URI ">" *( OWS ";" OWS link-param ), separated by ","
+  size_t pos = 0;
+  while (pos < header.size()) {
+    const size_t open = header.find('<', pos);
+    if (open == std::string_view::npos) return std::nullopt;
+    const size_t close = header.find('>', open + 1);
+    if (close == std::string_view::npos) return std::nullopt;
+    const std::string_view url = header.substr(open + 1, close - open - 1);
+    // Parameters run to the next link-value's '<' (a ',' may appear inside quoted values).
+    size_t end = header.find('<', close + 1);
+    if (end == std::string_view::npos) end = header.size();
+    std::string_view params = header.substr(close + 1, end - close - 1);
+    while (!params.empty()) {
+      const size_t semi = params.find(';');
+      if (semi == std::string_view::npos) break;
+      params.remove_prefix(semi + 1);
+      size_t stop = params.find(';');
+      std::string_view param = params.substr(0, stop);
+      while (!param.empty() && (param.front() == ' ' || param.front() == '\t')) {
+        param.remove_prefix(1);
+      }
+      if (param.size() >= 4 && EqualsIgnoreAsciiCase(param.substr(0, 4), "rel=")) {
+        std::string_view v = param.substr(4);
+        while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == ',')) {
+          v.remove_suffix(1);
+        }
+        if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
+        // A rel value is a space-separated list of relation types.
+        while (!v.empty()) {
+          const size_t sp = v.find(' ');
+          if (EqualsIgnoreAsciiCase(v.substr(0, sp), "next")) return std::string(url);
+          if (sp == std::string_view::npos) break;
+          v.remove_prefix(sp + 1);
+        }
+      }
+    }
+    pos = end;
+  }
+  return std::nullopt;
+}
+
+std::string PercentEncodePath(std::string_view text, bool keep_slash) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    if (Unreserved(c) || (keep_slash && c == '/')) {
+      out += c;
+      continue;
+    }
+    const auto b = static_cast<unsigned char>(c);
+    out += '%';
+    out += kHex[b >> 4];
+    out += kHex[b & 0xF];
+  }
+  return out;
+}
+
+Result<RemoteBucket> ParseBucketJson(std::string_view body) {
+  try {
+    XET_ASSIGN_OR_RETURN(json j, ParseBody(body, "bucket"));
+    return BucketFrom(j);
+  } catch (const json::exception& e) {
+    return Bad("bucket", e.what());
+  }
+}
+
+Result<std::vector<RemoteBucket>> ParseBucketListJson(std::string_view body) {
+  try {
+    XET_ASSIGN_OR_RETURN(json j, ParseBody(body, "bucket list"));
+    if (!j.is_array()) return Bad("bucket list", "not a JSON array");
+    std::vector<RemoteBucket> out;
+    out.reserve(j.size());
+    for (const json& b : j) {
+      XET_ASSIGN_OR_RETURN(auto bucket, BucketFrom(b));
+      out.push_back(std::move(bucket));
+    }
+    return out;
+  } catch (const json::exception& e) {
+    return Bad("bucket list", e.what());
+  }
+}
+
+Result<std::vector<RemoteEntry>> ParseEntryListJson(std::string_view body) {
+  try {
+    XET_ASSIGN_OR_RETURN(json j, ParseBody(body, "listing"));
+    if (!j.is_array()) return Bad("listing", "not a JSON array");
+    std::vector<RemoteEntry> out;
+    out.reserve(j.size());
+    for (const json& item : j) {
+      XET_ASSIGN_OR_RETURN(auto entry, EntryFrom(item));
+      out.push_back(std::move(entry));
+    }
+    return out;
+  } catch (const json::exception& e) {
+    return Bad("listing", e.what());
+  }
+}
+
+Result<XetToken> ParseXetTokenJson(std::string_view body) {
+  constexpr std::string_view kDoc = "xet token";
+  try {
+    XET_ASSIGN_OR_RETURN(json j, ParseBody(body, kDoc));
+    XetToken t;
+    auto token = Str(j, "accessToken");
+    auto url = Str(j, "casUrl");
+    const json* exp = Field(j, "exp");
+    if (!token || token->empty()) return Bad(kDoc, "missing \"accessToken\"");
+    if (!url || url->empty()) return Bad(kDoc, "missing \"casUrl\"");
+    if (exp == nullptr || !exp->is_number_integer()) return Bad(kDoc, "missing \"exp\"");
+    t.access_token = std::move(*token);
+    t.cas_url = std::move(*url);
+    while (!t.cas_url.empty() && t.cas_url.back() == '/') t.cas_url.pop_back();
+    t.expires_at = exp->get<int64_t>();
+    return t;
+  } catch (const json::exception& e) {
+    return Bad(kDoc, e.what());
+  }
+}
+
+Result<BatchOutcome> ParseBatchOutcomeJson(std::string_view body) {
+  constexpr std::string_view kDoc = "batch";
+  try {
+    XET_ASSIGN_OR_RETURN(json j, ParseBody(body, kDoc));
+    BatchOutcome out;
+    const auto processed = U64(j, "processed");
+    const auto succeeded = U64(j, "succeeded");
+    if (!processed || !succeeded) return Bad(kDoc, "missing \"processed\" or \"succeeded\"");
+    out.processed = *processed;
+    out.succeeded = *succeeded;
+    if (const json* failed = Field(j, "failed")) {
+      if (!failed->is_array()) return Bad(kDoc, "\"failed\" is not a list");
+      for (const json& f : *failed) {
+        if (!f.is_object()) return Bad(kDoc, "a \"failed\" item is not an object");
+        out.failed.push_back({Str(f, "path").value_or(""), Str(f, "error").value_or("failed")});
+      }
+    }
+    return out;
+  } catch (const json::exception& e) {
+    return Bad(kDoc, e.what());
+  }
+}
+
+Result<std::string> SerializeBatchOps(std::span<const RemoteOp> ops, const std::string& bucket_id) {
+  std::string out;
+  try {
+    for (const RemoteOp& op : ops) {
+      json j;
+      switch (op.kind) {
+        case RemoteOp::Kind::kAddFile:
+          j = {{"type", "addFile"}, {"path", op.path}, {"xetHash", op.xet_hash.ToHex()}};
+          if (op.mtime_ms != 0) j["mtime"] = op.mtime_ms;
+          if (!op.content_type.empty()) j["contentType"] = op.content_type;
+          break;
+        case RemoteOp::Kind::kDeleteFile:
+          j = {{"type", "deleteFile"}, {"path", op.path}};
+          break;
+        case RemoteOp::Kind::kCopyFile:
+          j = {{"type", "copyFile"},
+               {"path", op.path},
+               {"xetHash", op.xet_hash.ToHex()},
+               {"sourceRepoType", "bucket"},
+               {"sourceRepoId", op.source_bucket.empty() ? bucket_id : op.source_bucket}};
+          break;
+        case RemoteOp::Kind::kCopyPrefix:
+          j = {{"type", "copyPrefix"}, {"from", op.from}, {"to", op.to}};
+          if (!op.source_bucket.empty()) j["sourceRepoId"] = op.source_bucket;
+          break;
+        case RemoteOp::Kind::kMovePrefix:
+          j = {{"type", "movePrefix"}, {"from", op.from}, {"to", op.to}};
+          break;
+      }
+      out += j.dump();  // strict: invalid UTF-8 throws (caught below)
+      out += '\n';
+    }
+  } catch (const json::exception&) {
+    return Status::InvalidArgument("batch: a path or content type is not valid UTF-8");
+  }
+  return out;
+}
+
+Result<Reconstruction> ParseReconstructionJson(std::string_view body) {
+  try {
+    XET_ASSIGN_OR_RETURN(json j, ParseBody(body, "reconstruction"));
+    return ReconstructionFrom(j);
+  } catch (const json::exception& e) {
+    return Bad("reconstruction", e.what());
+  }
+}
+
+}  // namespace xet
