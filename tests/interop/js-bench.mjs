@@ -114,6 +114,16 @@ const summary = {
 console.log(
   `median of ${runs}: upload ${fmt(summary.uploadMBpsMedian)} MB/s, download ${fmt(summary.downloadMBpsMedian)} MB/s; load average now ${os.loadavg().map((l) => fmt(l, 2)).join(" ")}`,
 );
+// CPU seconds do not depend on how busy the machine is: size / client CPU is the rate the
+// client could reach with a core of its own, what a loaded machine's wall clock hides.
+const cpuRate = (phase) => median(results.map((r) => size / 1e6 / r[phase].clientCpu));
+const serverCpu = (phase) => median(results.map((r) => r[phase].serverCpu));
+summary.uploadMBPerClientCpuSecond = cpuRate("upload");
+summary.downloadMBPerClientCpuSecond = cpuRate("download");
+console.log(
+  `median per client CPU second: upload ${fmt(summary.uploadMBPerClientCpuSecond)} MB, download ${fmt(summary.downloadMBPerClientCpuSecond)} MB` +
+    `; server CPU per run: upload ${fmt(serverCpu("upload"), 2)} s, download ${fmt(serverCpu("download"), 2)} s`,
+);
 if (values.json) {
   writeFileSync(values.json, JSON.stringify(summary, null, 2) + "\n");
 }
