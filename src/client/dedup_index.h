@@ -1,0 +1,68 @@
+// DedupIndex: where chunks already are, for one upload session. Thread-safe.
+//
+// Three sources feed it: xorbs this session is packing or uploading (their hash is known
+// only once they are sealed, so they are named by a session xorb id), shards from the
+// local shard cache, and global-dedup answers. Chunk hashes in a global-dedup answer are
+// keyed (DedupProtectedHash with the shard footer's key) and valid until the footer's
+// expiry: such entries are kept per key, and a lookup computes the protected form of the
+// chunk hash for each live key (expired keys are dropped; at most kMaxDedupKeys are kept,
+// the oldest dropped first).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "format/hash.h"
+#include "format/shard_types.h"
+
+namespace xet {
+
+inline constexpr size_t kMaxDedupKeys = 16;
+
+// A chunk inside a xorb: the xorb's session id and the chunk's index in it.
+struct ChunkLocation {
+  uint32_t xorb = 0;
+  uint32_t index = 0;
+  friend bool operator==(const ChunkLocation&, const ChunkLocation&) = default;
+};
+
+class DedupIndex {
+ public:
+  // A new xorb of this session, its hash not known yet.
+  uint32_t NewSessionXorb();
+  // Records the hash of a session xorb once sealed.
+  void SetXorbHash(uint32_t xorb, const Hash& hash);
+  // The hash of xorb `xorb` (zero for a session xorb not sealed yet).
+  Hash XorbHash(uint32_t xorb) const;
+
+  // Records that `chunk` is at `loc` (the first location recorded wins).
+  void Insert(const Hash& chunk, ChunkLocation loc);
+  // Adds every chunk of every CAS block of `shard` (a cached shard or a global-dedup
+  // answer); a CAS block that does not list its whole xorb is skipped. A keyed shard (non-zero
+  // footer key) is ignored once `now` passes its expiry. Returns the number of chunk entries added.
+  size_t AddShard(const Shard& shard, uint64_t now);
+
+  std::optional<ChunkLocation> Find(const Hash& chunk, uint64_t now) const;
+
+  size_t size() const;
+
+ private:
+  struct Keyed {
+    Hash key;
+    uint64_t expiry = 0;  // 0: none
+    std::unordered_map<Hash, ChunkLocation, HashHasher> chunks;
+  };
+  uint32_t XorbIdLocked(const Hash& hash);
+
+  mutable std::mutex mu_;
+  std::vector<Hash> xorbs_;                                  // by id
+  std::unordered_map<Hash, uint32_t, HashHasher> xorb_ids_;  // sealed or external xorbs
+  std::unordered_map<Hash, ChunkLocation, HashHasher> chunks_;
+  std::deque<Keyed> keyed_;
+};
+
+}  // namespace xet

@@ -1,0 +1,473 @@
+// The upload pipeline (see uploader.h for the stages). Threads of one Upload() call:
+//   - hash workers (UploadOptions::hash_threads): each takes the next item, streams it
+//     (read, SHA-256, chunk, BLAKE3), decides dedup chunk by chunk (DedupIndex, with the
+//     FragmentationFilter's bounded look-ahead) and packs new chunks into its own
+//     XorbBuilder (compression happens there, on the worker's core). A full builder is
+//     sealed: its hash and CAS info are recorded and it goes to the upload queue.
+//   - xorb uploaders (upload_concurrency threads, admitted by an AdaptiveLimit).
+//   - global-dedup queriers (kGlobalDedupThreads), fed without blocking by the workers.
+// Memory: sealed xorbs waiting or in flight are bounded by kMaxXorbBytesInFlight (a
+// worker blocks before queueing more: backpressure); each worker holds one read buffer
+// (kUploadReadBlock + one chunk), one xorb being packed (<= 64 MiB) and at most one
+// undecided dedup run (~1 MiB). With 2 workers: ~2 × 73 MiB + 192 MiB + the chunk index.
+#include "client/uploader.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_set>
+
+#include "client/adaptive_limit.h"
+#include "client/dedup_index.h"
+#include "client/fragmentation.h"
+#include "client/local_shard_cache.h"
+#include "client/shard_builder.h"
+#include "common/bounded_queue.h"
+#include "format/chunker.h"
+#include "format/keyed_hash.h"
+#include "format/merkle.h"
+#include "format/shard_parser.h"
+#include "format/shard_writer.h"
+#include "format/xorb.h"
+
+namespace xet {
+namespace {
+
+inline constexpr size_t kUploadReadBlock = 8 << 20;
+inline constexpr uint64_t kMaxXorbBytesInFlight = 192ull << 20;
+inline constexpr size_t kGlobalDedupThreads = 2;
+inline constexpr size_t kGlobalDedupQueue = 256;
+
+uint64_t NowSeconds() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::seconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
+
+// The first error of the session; later ones are dropped.
+class ErrorSlot {
+ public:
+  void Set(Status s) {
+    std::lock_guard lock(mu_);
+    if (status_.ok()) status_ = std::move(s);
+    failed_.store(true, std::memory_order_release);
+  }
+  bool failed() const { return failed_.load(std::memory_order_acquire); }
+  Status status() const {
+    std::lock_guard lock(mu_);
+    return status_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  Status status_;
+  std::atomic<bool> failed_{false};
+};
+
+// Bytes of sealed xorbs not yet landed, bounded.
+class ByteBudget {
+ public:
+  explicit ByteBudget(uint64_t max) : max_(max) {}
+  bool Acquire(uint64_t n) {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return cancelled_ || used_ == 0 || used_ + n <= max_; });
+    if (cancelled_) return false;
+    used_ += n;
+    return true;
+  }
+  void Release(uint64_t n) {
+    std::lock_guard lock(mu_);
+    used_ -= std::min(used_, n);
+    cv_.notify_all();
+  }
+  void Cancel() {
+    std::lock_guard lock(mu_);
+    cancelled_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  const uint64_t max_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  uint64_t used_ = 0;
+  bool cancelled_ = false;
+};
+
+struct SealedXorb {
+  Hash hash;
+  std::vector<uint8_t> bytes;
+};
+
+class Session;
+
+// Background global-dedup queries: a bounded queue that never blocks the producer (a
+// query that does not fit is dropped: dedup is an optimization), each hash asked once.
+class GlobalDedup {
+ public:
+  GlobalDedup(Session& session, bool enabled);
+  ~GlobalDedup() { Stop(); }
+  // Asks in the background.
+  void Enqueue(const Hash& chunk);
+  // Asks now (the first chunk of a file: its answer usually covers the whole file).
+  void QueryNow(const Hash& chunk);
+  void Stop();
+
+ private:
+  bool Claim(const Hash& chunk);
+  void Run();
+
+  Session& session_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Hash> queue_;
+  std::unordered_set<Hash, HashHasher> asked_;
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
+};
+
+class Session {
+ public:
+  Session(CasClient& cas, const UploadOptions& options, std::span<const UploadItem> items)
+      : cas_(cas),
+        options_(options),
+        items_(items),
+        budget_(kMaxXorbBytesInFlight),
+        limit_(std::max<size_t>(1, options.upload_concurrency),
+               std::min<size_t>(2, std::max<size_t>(1, options.upload_concurrency))),
+        upload_queue_(1),
+        files_(items.size()),
+        results_(items.size()) {}
+
+  Result<std::vector<UploadedFile>> Run();
+
+  // For GlobalDedup.
+  void OnDedupAnswer(std::span<const uint8_t> shard_bytes) {
+    auto shard = ParseShard(shard_bytes);
+    if (!shard.ok()) return;
+    index_.AddShard(*shard, NowSeconds());
+    if (cache_) (void)cache_->Add("dedup-" + ChunkHash(shard_bytes).ToHex(), shard_bytes);
+  }
+  CasClient& cas() { return cas_; }
+
+ private:
+  struct Worker;
+  void WorkerLoop();
+  Status ProcessFile(size_t i, Worker& w);
+  void UploadLoop();
+  Status Seal(Worker& w);
+  Status BuildAndUploadShards();
+  TransferStats* stats() { return options_.stats; }
+
+  CasClient& cas_;
+  const UploadOptions& options_;
+  std::span<const UploadItem> items_;
+  DedupIndex index_;
+  std::optional<LocalShardCache> cache_;
+  ErrorSlot error_;
+  ByteBudget budget_;
+  AdaptiveLimit limit_;
+  BoundedQueue<SealedXorb> upload_queue_;
+  std::atomic<size_t> next_item_{0};
+  std::unique_ptr<GlobalDedup> global_;
+
+  std::mutex xorbs_mu_;
+  std::vector<CasInfo> new_xorbs_;
+  std::vector<PendingFileInfo> files_;
+  std::vector<UploadedFile> results_;
+};
+
+GlobalDedup::GlobalDedup(Session& session, bool enabled) : session_(session) {
+  if (!enabled) return;
+  for (size_t i = 0; i < kGlobalDedupThreads; ++i) threads_.emplace_back([this] { Run(); });
+}
+
+bool GlobalDedup::Claim(const Hash& chunk) {
+  std::lock_guard lock(mu_);
+  return !stop_ && asked_.insert(chunk).second;
+}
+
+void GlobalDedup::Enqueue(const Hash& chunk) {
+  if (threads_.empty()) return;
+  std::lock_guard lock(mu_);
+  if (stop_ || queue_.size() >= kGlobalDedupQueue || !asked_.insert(chunk).second) return;
+  queue_.push_back(chunk);
+  cv_.notify_one();
+}
+
+void GlobalDedup::QueryNow(const Hash& chunk) {
+  if (threads_.empty() || !Claim(chunk)) return;
+  auto answer = session_.cas().QueryChunk(chunk);
+  if (answer.ok() && answer->has_value()) session_.OnDedupAnswer(**answer);
+}
+
+void GlobalDedup::Run() {
+  while (true) {
+    Hash chunk;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (stop_) return;
+      chunk = queue_.front();
+      queue_.pop_front();
+    }
+    auto answer = session_.cas().QueryChunk(chunk);
+    if (answer.ok() && answer->has_value()) session_.OnDedupAnswer(**answer);
+  }
+}
+
+void GlobalDedup::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+    cv_.notify_all();
+  }
+  for (auto& t : threads_) t.join();
+  threads_.clear();
+}
+
+// Per-worker state, reused across the files the worker processes.
+struct Session::Worker {
+  XorbBuilder builder;
+  uint32_t builder_xorb = 0;  // session id of the xorb being packed (when not empty)
+  std::vector<uint8_t> buffer = std::vector<uint8_t>(kUploadReadBlock + kMaxChunkSize);
+  FragmentationFilter filter;
+  std::vector<FragmentationFilter::Verdict> verdicts;
+  struct Pending {
+    Hash hash;
+    uint64_t size = 0;
+    std::optional<ChunkLocation> loc;
+    std::vector<uint8_t> data;  // kept only while undecided
+  };
+  std::deque<Pending> pending;
+  FileInfoBuilder file;
+};
+
+Status Session::Seal(Worker& w) {
+  if (w.builder.empty()) return Status::Ok();
+  SerializedXorb x = w.builder.Finish();
+  index_.SetXorbHash(w.builder_xorb, x.hash);
+  {
+    std::lock_guard lock(xorbs_mu_);
+    new_xorbs_.push_back(CasInfoForXorb(x.hash, x.table, x.bytes.size()));
+  }
+  const uint64_t n = x.bytes.size();
+  if (!budget_.Acquire(n) || !upload_queue_.Push(SealedXorb{x.hash, std::move(x.bytes)})) {
+    return Status::Internal("upload cancelled");
+  }
+  return Status::Ok();
+}
+
+Status Session::ProcessFile(size_t item_index, Worker& w) {
+  const UploadItem& item = items_[item_index];
+  auto opened = item.open();
+  if (!opened.ok()) return opened.status().WithContext(item.name);
+  ByteSource& source = **opened;
+
+  Chunker chunker;
+  Sha256 sha;
+  std::vector<ChunkInfo> chunks;
+  uint64_t size = 0;
+  const uint64_t now = NowSeconds();
+
+  // Applies the filter's verdicts to the oldest pending chunks; `current` is the data of
+  // the newest pending chunk while it is still in the read buffer.
+  auto apply = [&](std::span<const uint8_t> current) -> Status {
+    for (const auto& v : w.verdicts) {
+      for (size_t k = 0; k < v.count; ++k) {
+        Worker::Pending& p = w.pending.front();
+        if (v.reference) {
+          w.file.AddChunk(p.loc->xorb, p.loc->index, p.hash, p.size);
+          if (stats()) stats()->bytes_deduped += p.size;
+        } else {
+          std::span<const uint8_t> data = (w.pending.size() == 1 && p.data.empty())
+                                              ? current
+                                              : std::span<const uint8_t>(p.data);
+          if (!w.builder.CanAdd(data.size())) XET_RETURN_IF_ERROR(Seal(w));
+          if (w.builder.empty()) w.builder_xorb = index_.NewSessionXorb();
+          XET_RETURN_IF_ERROR(w.builder.Add(data, p.hash));
+          const ChunkLocation loc{w.builder_xorb,
+                                  static_cast<uint32_t>(w.builder.num_chunks() - 1)};
+          index_.Insert(p.hash, loc);
+          w.file.AddChunk(loc.xorb, loc.index, p.hash, p.size);
+        }
+        w.pending.pop_front();
+      }
+    }
+    w.verdicts.clear();
+    // The newest chunk stays undecided: keep a copy of its bytes.
+    if (!w.pending.empty() && w.pending.back().data.empty() && !current.empty()) {
+      w.pending.back().data.assign(current.begin(), current.end());
+    }
+    return Status::Ok();
+  };
+
+  auto emit = [&](std::span<const uint8_t> data) -> Status {
+    const Hash hash = ChunkHash(data);
+    const bool first = chunks.empty();
+    chunks.push_back({hash, data.size()});
+    auto loc = index_.Find(hash, now);
+    if (!loc && options_.global_dedup) {
+      if (first) {
+        global_->QueryNow(hash);
+        loc = index_.Find(hash, NowSeconds());
+      } else if (IsGlobalDedupEligible(hash)) {
+        global_->Enqueue(hash);
+      }
+    }
+    w.pending.push_back({hash, data.size(), loc, {}});
+    w.filter.Push(loc.has_value(), data.size(), &w.verdicts);
+    return apply(data);
+  };
+
+  uint8_t* buf = w.buffer.data();
+  size_t len = 0;  // valid bytes in buf: the open chunk's bytes first
+  while (true) {
+    if (error_.failed()) return Status::Internal("upload cancelled");
+    auto n = source.Read({buf + len, kUploadReadBlock});
+    if (!n.ok()) return n.status().WithContext(item.name);
+    if (*n == 0) break;
+    if (options_.compute_sha256) sha.Update(buf + len, *n);
+    size += *n;
+    if (stats()) stats()->bytes_done += *n;
+    size_t scan = len, start = 0;
+    len += *n;
+    while (scan < len) {
+      const size_t b = chunker.NextBoundary({buf + scan, len - scan});
+      if (b == 0) break;
+      scan += b;
+      XET_RETURN_IF_ERROR(emit({buf + start, scan - start}));
+      start = scan;
+    }
+    std::memmove(buf, buf + start, len - start);
+    len -= start;
+  }
+  if (chunker.Finish() > 0) XET_RETURN_IF_ERROR(emit({buf, len}));
+  w.filter.Finish(&w.verdicts);
+  XET_RETURN_IF_ERROR(apply({}));
+
+  const Hash file_hash = FileHash(chunks);
+  std::optional<Sha256Digest> digest;
+  if (options_.compute_sha256) digest = sha.Finish();
+  files_[item_index] = w.file.Finish(file_hash, digest);
+  results_[item_index] = UploadedFile{file_hash, size, digest.value_or(Sha256Digest{})};
+  if (stats()) stats()->files_done += 1;
+  return Status::Ok();
+}
+
+void Session::WorkerLoop() {
+  Worker w;
+  while (!error_.failed()) {
+    const size_t i = next_item_.fetch_add(1);
+    if (i >= items_.size()) break;
+    if (Status s = ProcessFile(i, w); !s.ok()) {
+      error_.Set(std::move(s));
+      break;
+    }
+  }
+  if (!error_.failed()) {
+    if (Status s = Seal(w); !s.ok()) error_.Set(std::move(s));
+  }
+}
+
+void Session::UploadLoop() {
+  while (auto x = upload_queue_.Pop()) {
+    const uint64_t n = x->bytes.size();
+    if (!error_.failed() && limit_.Acquire()) {
+      const auto t0 = std::chrono::steady_clock::now();
+      auto r = cas_.UploadXorb(x->hash, x->bytes);
+      const double secs =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      limit_.Release(r.ok(), secs, static_cast<double>(n) / (1 << 20));
+      if (!r.ok()) {
+        error_.Set(r.status().WithContext("uploading xorb " + x->hash.ToHex()));
+      } else if (stats()) {
+        stats()->bytes_sent += n;
+      }
+    }
+    x->bytes = {};
+    budget_.Release(n);
+    if (error_.failed()) {
+      budget_.Cancel();
+      limit_.Cancel();
+      upload_queue_.Close();
+    }
+  }
+}
+
+Status Session::BuildAndUploadShards() {
+  std::vector<FileInfo> files;
+  files.reserve(files_.size());
+  auto xorb_hash = [&](uint32_t id) { return index_.XorbHash(id); };
+  for (const PendingFileInfo& f : files_) files.push_back(ResolveFileInfo(f, xorb_hash));
+  // A xorb sealed twice (same content packed by two workers) is described once.
+  std::vector<CasInfo> xorbs;
+  std::unordered_set<Hash, HashHasher> seen;
+  for (CasInfo& c : new_xorbs_) {
+    if (seen.insert(c.cas_hash).second) xorbs.push_back(std::move(c));
+  }
+  XET_ASSIGN_OR_RETURN(auto shards, SplitIntoShards(std::move(files), std::move(xorbs)));
+  for (const Shard& shard : shards) {
+    XET_ASSIGN_OR_RETURN(auto bytes, SerializeShardForUpload(shard));
+    auto r = cas_.UploadShard(bytes);
+    if (!r.ok()) return r.status().WithContext("uploading shard");
+    if (stats()) stats()->bytes_sent += bytes.size();
+    if (cache_) (void)cache_->Add("upload-" + ChunkHash(bytes).ToHex(), bytes);
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<UploadedFile>> Session::Run() {
+  if (stats()) {
+    stats()->files_total += items_.size();
+    for (const auto& item : items_) stats()->bytes_total += item.size_hint;
+  }
+  if (!options_.shard_cache_dir.empty()) {
+    cache_.emplace(options_.shard_cache_dir);
+    // A cache that cannot be read only costs dedup.
+    (void)cache_->Load(index_, NowSeconds());
+  }
+  global_ = std::make_unique<GlobalDedup>(*this, options_.global_dedup);
+
+  size_t hash_threads = options_.hash_threads;
+  if (hash_threads == 0) hash_threads = std::max(1u, std::thread::hardware_concurrency());
+  hash_threads = std::max<size_t>(1, std::min(hash_threads, items_.size()));
+  const size_t upload_threads = std::max<size_t>(1, options_.upload_concurrency);
+
+  std::vector<std::thread> uploaders, workers;
+  for (size_t i = 0; i < upload_threads; ++i) uploaders.emplace_back([this] { UploadLoop(); });
+  for (size_t i = 0; i < hash_threads; ++i) workers.emplace_back([this] { WorkerLoop(); });
+  for (auto& t : workers) t.join();
+  upload_queue_.Close();
+  for (auto& t : uploaders) t.join();
+  global_->Stop();
+
+  if (error_.failed()) return error_.status();
+  XET_RETURN_IF_ERROR(BuildAndUploadShards());
+  return std::move(results_);
+}
+
+}  // namespace
+
+struct Uploader::Impl {
+  CasClient& cas;
+  UploadOptions options;
+};
+
+Uploader::Uploader(CasClient& cas, UploadOptions options)
+    : impl_(std::make_unique<Impl>(Impl{cas, std::move(options)})) {}
+
+Uploader::~Uploader() = default;
+
+Result<std::vector<UploadedFile>> Uploader::Upload(std::span<const UploadItem> items) {
+  Session session(impl_->cas, impl_->options, items);
+  return session.Run();
+}
+
+}  // namespace xet
