@@ -259,7 +259,7 @@ Status Session::Seal(Worker& w) {
   }
   const uint64_t n = x.bytes.size();
   if (!budget_.Acquire(n) || !upload_queue_.Push(SealedXorb{x.hash, std::move(x.bytes)})) {
-    return Status::Internal("upload cancelled");
+    return Status::Cancelled("upload cancelled");
   }
   return Status::Ok();
 }
@@ -329,7 +329,7 @@ Status Session::ProcessFile(size_t item_index, Worker& w) {
   uint8_t* buf = w.buffer.data();
   size_t len = 0;  // valid bytes in buf: the open chunk's bytes first
   while (true) {
-    if (error_.failed()) return Status::Internal("upload cancelled");
+    if (error_.failed()) return Status::Cancelled("upload cancelled");
     auto n = source.Read({buf + len, kUploadReadBlock});
     if (!n.ok()) return n.status().WithContext(item.name);
     if (*n == 0) break;
