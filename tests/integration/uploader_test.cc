@@ -304,15 +304,24 @@ TEST_F(UploaderTest, DISABLED_Throughput) {
     }
   }
   TransferStats stats;
+  struct rusage before {};
+  getrusage(RUSAGE_SELF, &before);
   const auto t0 = std::chrono::steady_clock::now();
   auto r = Upload({path}, UploadOptions{}, &stats);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
-  std::printf("upload %zu MiB: %.2f s, %.0f MB/s, sent %llu bytes, client max RSS %ld MiB\n", mb,
-              secs, static_cast<double>(mb << 20) / 1e6 / secs,
-              static_cast<unsigned long long>(stats.bytes_sent.load()), ru.ru_maxrss / 1024);
+  auto seconds = [](const struct rusage& u) {
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+  };
+  const double cpu = seconds(ru) - seconds(before);
+  std::printf(
+      "upload %zu MiB: %.2f s, %.0f MB/s, sent %llu bytes, client CPU %.2f s, client max RSS %ld "
+      "MiB\n",
+      mb, secs, static_cast<double>(mb << 20) / 1e6 / secs,
+      static_cast<unsigned long long>(stats.bytes_sent.load()), cpu, ru.ru_maxrss / 1024);
 }
 
 }  // namespace
