@@ -24,7 +24,7 @@ using ByteSink = std::function<bool(std::string_view)>;
 // `sink`. Returns OK when every byte was written or the sink stopped; Corruption when a
 // xorb or chunk fails its checks (bytes already passed to the sink are then incomplete:
 // the caller must end the response abnormally); NotFound / IoError from the store.
-Status ReadFileRange(const FileRecord& file, uint64_t first, uint64_t last,
-                     XorbRecordCache& xorbs, ObjectStore& objects, const ByteSink& sink);
+Status ReadFileRange(const FileRecord& file, uint64_t first, uint64_t last, XorbRecordCache& xorbs,
+                     ObjectStore& objects, const ByteSink& sink);
 
 }  // namespace xet
