@@ -2,39 +2,16 @@
 
 #include <cstdint>
 #include <ctime>
-#include <limits>
 #include <string>
 #include <utility>
 
 #include "format/merkle.h"
 #include "store/index_blobs.h"
 #include "store/sqlite_schema.h"
+#include "store/sqlite_values.h"
 
 namespace xet {
 namespace {
-
-std::span<const uint8_t> HashBytes(const Hash& h) { return {h.data(), Hash::kSize}; }
-
-Result<Hash> HashColumn(SqliteStatement& stmt, int col, const char* what) {
-  std::span<const uint8_t> bytes = stmt.ColumnBlob(col);
-  if (bytes.size() != Hash::kSize) {
-    return Status::Corruption(std::string("index ") + what + " of " + std::to_string(bytes.size()) +
-                              " bytes, expected 32");
-  }
-  return Hash::FromBytes(bytes.data());
-}
-
-Result<int64_t> ToSqlInt(uint64_t v, const char* what) {
-  if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-    return Status::InvalidArgument(std::string(what) + " too large for the index");
-  }
-  return static_cast<int64_t>(v);
-}
-
-Result<uint64_t> FromSqlSize(int64_t v, const char* what) {
-  if (v < 0) return Status::Corruption(std::string("index ") + what + " is negative");
-  return static_cast<uint64_t>(v);
-}
 
 // Runs `sql` with a hash in ?1 and returns whether it yields a row.
 Result<bool> ExistsByHash(SqliteDb& db, const char* sql, const Hash& h) {
@@ -101,7 +78,8 @@ Result<std::unique_ptr<SqliteIndex>> SqliteIndex::Open(const std::string& path,
   if (mode != "wal") {
     return Status::IoError("index " + path + ": cannot enable WAL (journal_mode " + mode + ")");
   }
-  XET_RETURN_IF_ERROR(writer_db->Exec("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;"));
+  XET_RETURN_IF_ERROR(writer_db->Exec(
+      "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; PRAGMA temp_store=MEMORY;"));
   XET_RETURN_IF_ERROR(MigrateSqliteSchema(*writer_db).WithContext("index " + path));
   XET_ASSIGN_OR_RETURN(
       auto readers,
@@ -277,9 +255,7 @@ Result<std::vector<Hash>> SqliteIndex::FindXorbsWithChunk(const Hash& chunk_hash
                                                           size_t limit) {
   std::vector<Hash> xorbs;
   if (limit == 0) return xorbs;
-  const int64_t sql_limit = limit > static_cast<size_t>(std::numeric_limits<int64_t>::max())
-                                ? std::numeric_limits<int64_t>::max()
-                                : static_cast<int64_t>(limit);
+  const int64_t sql_limit = SqlLimit(limit);
   auto lease = readers_->Acquire();
   const std::string json = ScopesAsJson(scopes);
   XET_ASSIGN_OR_RETURN(

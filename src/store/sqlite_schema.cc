@@ -7,7 +7,7 @@ namespace xet {
 namespace {
 
 // Append only: never edit a migration that has shipped.
-constexpr std::array<const char*, 1> kMigrations = {
+constexpr std::array<const char*, 2> kMigrations = {
     // 1: initial schema.
     R"sql(
 CREATE TABLE xorbs(
@@ -55,6 +55,39 @@ CREATE TABLE tokens(
   expires_at INTEGER NOT NULL,
   revoked INTEGER NOT NULL DEFAULT 0
 );
+)sql",
+    // 2: buckets and their entries. Paths are TEXT compared bytewise (BINARY collation on a
+    // UTF-8 database is memcmp), so "a/b" sorts as bytes do and a directory's entries are one
+    // contiguous key range [dir + "/", dir + "0"). An entry keeps a copy of its file's size and
+    // SHA-256 so listings never read the files table. The scope indexes serve DeleteBucket and
+    // MoveBucket, which rewrite every visibility row of one scope.
+    R"sql(
+CREATE TABLE buckets(
+  id INTEGER PRIMARY KEY,
+  ns TEXT NOT NULL,
+  name TEXT NOT NULL,
+  private INTEGER NOT NULL,
+  created_at_ms INTEGER NOT NULL,
+  updated_at_ms INTEGER NOT NULL,
+  total_size INTEGER NOT NULL DEFAULT 0,
+  total_files INTEGER NOT NULL DEFAULT 0,
+  UNIQUE(ns, name)
+);
+CREATE TABLE bucket_entries(
+  bucket_id INTEGER NOT NULL REFERENCES buckets(id),
+  path TEXT NOT NULL COLLATE BINARY,
+  file_hash BLOB NOT NULL REFERENCES files(hash),
+  size INTEGER NOT NULL,
+  mtime_ms INTEGER NOT NULL,
+  uploaded_at_ms INTEGER NOT NULL,
+  content_type TEXT NOT NULL,
+  sha256 BLOB,
+  PRIMARY KEY(bucket_id, path)
+) WITHOUT ROWID;
+CREATE INDEX bucket_entries_by_file ON bucket_entries(bucket_id, file_hash);
+CREATE INDEX file_scopes_by_scope ON file_scopes(scope);
+CREATE INDEX xorb_scopes_by_scope ON xorb_scopes(scope);
+CREATE INDEX shards_by_scope ON shards(scope);
 )sql",
 };
 
