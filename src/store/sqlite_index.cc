@@ -78,8 +78,12 @@ Result<std::unique_ptr<SqliteIndex>> SqliteIndex::Open(const std::string& path,
   if (mode != "wal") {
     return Status::IoError("index " + path + ": cannot enable WAL (journal_mode " + mode + ")");
   }
-  XET_RETURN_IF_ERROR(writer_db->Exec(
-      "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; PRAGMA temp_store=MEMORY;"));
+  // The writer's page caches hold a whole large group (a 10,000-op bucket batch touches a
+  // few thousand pages; a 100,000-entry directory move stages 15 MB in a TEMP table): with
+  // SQLite's 2 MB default, pages are spilled and read back within one transaction.
+  XET_RETURN_IF_ERROR(
+      writer_db->Exec("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; PRAGMA cache_size=-65536; "
+                      "PRAGMA temp.cache_size=-65536;"));
   XET_RETURN_IF_ERROR(MigrateSqliteSchema(*writer_db).WithContext("index " + path));
   XET_ASSIGN_OR_RETURN(
       auto readers,

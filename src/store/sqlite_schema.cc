@@ -59,7 +59,9 @@ CREATE TABLE tokens(
     // 2: buckets and their entries. Paths are TEXT compared bytewise (BINARY collation on a
     // UTF-8 database is memcmp), so "a/b" sorts as bytes do and a directory's entries are one
     // contiguous key range [dir + "/", dir + "0"). An entry keeps a copy of its file's size and
-    // SHA-256 so listings never read the files table. The scope indexes serve DeleteBucket and
+    // SHA-256 so listings never read the files table. No FOREIGN KEY clauses on entries: the
+    // index keeps them consistent itself, and an FK makes every entry write open a statement
+    // journal. The scope indexes serve DeleteBucket and
     // MoveBucket, which rewrite every visibility row of one scope.
     R"sql(
 CREATE TABLE buckets(
@@ -74,9 +76,9 @@ CREATE TABLE buckets(
   UNIQUE(ns, name)
 );
 CREATE TABLE bucket_entries(
-  bucket_id INTEGER NOT NULL REFERENCES buckets(id),
+  bucket_id INTEGER NOT NULL,
   path TEXT NOT NULL COLLATE BINARY,
-  file_hash BLOB NOT NULL REFERENCES files(hash),
+  file_hash BLOB NOT NULL,
   size INTEGER NOT NULL,
   mtime_ms INTEGER NOT NULL,
   uploaded_at_ms INTEGER NOT NULL,
