@@ -48,16 +48,19 @@ struct BucketOp {
     kAddFile,
     // Removes path. Removing a path that does not exist succeeds (idempotent, as S3).
     kDeleteFile,
-    // path := file_hash, where source_bucket (FULL name) has an entry pointing at
-    // file_hash; the file becomes visible to this bucket. The caller has checked that it
-    // may read source_bucket.
+    // path := file_hash, where source_bucket (FULL name; empty = this bucket) has an entry
+    // pointing at file_hash; the file becomes visible to this bucket. mtime_ms and
+    // content_type default (0, "") to those of a source entry. The caller has checked that
+    // it may read source_bucket.
     kCopyFile,
     // Every entry of source_bucket (empty = this bucket) whose path is `from` or starts
     // with `from` + "/" is copied to `to` + the rest of its path (a directory copy); the
-    // source is unchanged. Metadata only.
+    // source is unchanged. Metadata only. Entries at the target paths are overwritten; the
+    // copies are taken as the source was before the op (so copying a directory into its own
+    // subdirectory is allowed). Fails ("nothing at <from>") if nothing matches.
     kCopyPrefix,
     // As kCopyPrefix within this bucket, then the sources are removed (a directory
-    // rename). Metadata only.
+    // rename). Metadata only. Fails if `to` is below `from` (a move into itself).
     kMovePrefix,
   };
   Kind kind = Kind::kAddFile;
@@ -86,7 +89,7 @@ struct BucketBatchResult {
 // holds entries below it.
 struct BucketTreeItem {
   bool is_directory = false;
-  std::string path;   // directory: without trailing '/'
+  std::string path;   // the file's path (= entry.path) or the directory's, without trailing '/'
   BucketEntry entry;  // files only
 };
 

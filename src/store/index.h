@@ -74,8 +74,8 @@ class Index {
   virtual Result<std::optional<BucketRecord>> GetBucket(const std::string& ns,
                                                         const std::string& name) = 0;
   // Buckets of `ns` (every namespace when empty) whose name contains `search` (when not
-  // empty), ordered by (namespace, name), starting after `after` ("NAMESPACE/BUCKET", or
-  // empty for the first page), at most `limit`.
+  // empty; ASCII case-insensitive), ordered by (namespace, name), starting after `after`
+  // ("NAMESPACE/BUCKET", or empty for the first page), at most `limit`.
   virtual Result<std::vector<BucketRecord>> ListBuckets(const std::string& ns,
                                                         const std::string& search,
                                                         const std::string& after, size_t limit) = 0;
@@ -99,15 +99,18 @@ class Index {
   virtual Result<std::optional<BucketEntry>> GetBucketEntry(const std::string& ns,
                                                             const std::string& name,
                                                             const std::string& path) = 0;
-  // Entries at `paths` (absent paths are skipped), in the order given.
+  // Entries at `paths` (absent paths are skipped), in the order given, from one snapshot.
+  // NotFound if the bucket is absent.
   virtual Result<std::vector<BucketEntry>> GetBucketEntries(const std::string& ns,
                                                             const std::string& name,
                                                             std::span<const std::string> paths) = 0;
   // Lists entries under directory `prefix` ("" = the root; no trailing '/'), ordered by path
   // (bytewise). recursive: every file below; otherwise the files directly in `prefix` and
-  // one item per subdirectory. At most `limit` items, continuing from `cursor` (from a
-  // previous page of the same listing; InvalidArgument if it is malformed). A prefix that
-  // names a file lists that file alone. NotFound if the bucket is absent.
+  // one item per subdirectory. At most `limit` items (InvalidArgument if 0), continuing from
+  // `cursor` (from a previous page of the same listing; InvalidArgument if it is malformed
+  // or belongs to another listing); next_cursor is set only when more items follow. Pages
+  // are consistent with each other only as far as the bucket did not change in between. A
+  // prefix that names a file lists that file alone. NotFound if the bucket is absent.
   virtual Result<BucketTreePage> ListBucketTree(const std::string& ns, const std::string& name,
                                                 const std::string& prefix, bool recursive,
                                                 const std::string& cursor, size_t limit) = 0;
