@@ -322,6 +322,24 @@ TEST_F(BucketIndexTest, MoveBucketCarriesEntriesAndVisibility) {
   EXPECT_TRUE(Visible(3, "other/b"));
 }
 
+TEST_F(BucketIndexTest, AVersion1DatabaseGainsBuckets) {
+  Upload("ns/b", {1});
+  index_.reset();
+  {  // Turn the database back into what a version-1 binary left behind.
+    auto db = SqliteDb::Open(dir_.db(), false, 5000);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)
+                    ->Exec("DROP TABLE bucket_entries; DROP TABLE buckets; "
+                           "DROP INDEX file_scopes_by_scope; DROP INDEX xorb_scopes_by_scope; "
+                           "DROP INDEX shards_by_scope; UPDATE schema_version SET version = 1")
+                    .ok());
+  }
+  Reopen();
+  Create("ns", "b");
+  ApplyOk("ns/b", {Add("x", 1)});
+  EXPECT_EQ(Entries("ns", "b").size(), 1u);
+}
+
 // --- batches ---
 
 TEST_F(BucketIndexTest, AddFileRecordsEntryFromTheFileRecord) {
