@@ -61,8 +61,8 @@ CREATE TABLE tokens(
     // contiguous key range [dir + "/", dir + "0"). An entry keeps a copy of its file's size and
     // SHA-256 so listings never read the files table. No FOREIGN KEY clauses on entries: the
     // index keeps them consistent itself, and an FK makes every entry write open a statement
-    // journal. The scope indexes serve DeleteBucket and
-    // MoveBucket, which rewrite every visibility row of one scope.
+    // journal. The scope indexes serve DeleteBucket and MoveBucket, which rewrite every
+    // visibility row of one scope.
     R"sql(
 CREATE TABLE buckets(
   id INTEGER PRIMARY KEY,
