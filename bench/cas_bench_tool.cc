@@ -11,7 +11,7 @@
 //       (verification hashes, file hashes) over HTTP, then times, one request at a time on
 //       one keep-alive connection, GET /v2/reconstructions full and random-range for each
 //       shape and GET /v1/reconstructions full unmerged, to the body's last byte.
-//   cas_bench_tool ingest [--iterations 10]
+//   cas_bench_tool ingest [--iterations 10] [--perf-dir DIR]
 //       A 64 MiB xorb of 1,024 text-like 64 KiB chunks, LZ4: (a) ParseAndVerifyXorb +
 //       footer in process, (b) IngestXorb into a LocalObjectStore + SqliteIndex (durable),
 //       (c) POST /v1/xorbs over HTTP.
@@ -497,9 +497,12 @@ void RunIngest(const Options& opts) {
       return t;
     };
     post(base);  // warm-up
+    std::vector<SerializedXorb> xorbs;
+    for (size_t i = 0; i < iterations; ++i) xorbs.push_back(corpus.Build(2000 + i));
+    const std::string perf_dir = opts.Get("perf-dir", "");
+    PerfRecording perf(server.pid(), perf_dir.empty() ? "" : perf_dir + "/ingest-http.data");
     std::vector<double> ms, cpu;
-    for (size_t i = 0; i < iterations; ++i) {
-      const SerializedXorb x = corpus.Build(2000 + i);
+    for (const SerializedXorb& x : xorbs) {
       const double c0 = ProcessCpuMs(server.pid());
       ms.push_back(post(x));
       cpu.push_back(ProcessCpuMs(server.pid()) - c0);  // the server's CPU, 10 ms resolution

@@ -1,5 +1,6 @@
 #include "server/http_connection.h"
 
+#include <boost/asio/buffer.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/http/chunk_encode.hpp>
@@ -12,6 +13,7 @@
 #include <utility>
 
 #include "common/ascii.h"
+#include "common/huge_pages.h"
 #include "server/response_compression.h"
 #include "server/url.h"
 
@@ -24,6 +26,7 @@ constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 constexpr std::string_view kLastChunk = "0\r\n\r\n";
 constexpr size_t kDrainBufferSize = 16 * 1024;
 constexpr size_t kMaxDrainBytes = 4 << 20;
+constexpr size_t kChunkedReadBytes = 64 * 1024;  // Beast reads at most 64 KiB at a time
 
 bool IContains(std::string_view haystack, std::string_view needle) {
   if (needle.size() > haystack.size()) return false;
@@ -321,6 +324,9 @@ void HttpConnection::WaitForRequest() {
   handler_ = nullptr;
   params_.clear();
   body_wire_bytes_ = bytes_in_ = bytes_out_ = 0;
+  raw_body_ = false;
+  body_ = std::string();
+  body_received_ = 0;
   status_ = 0;
   cancel_ = Cancel::kNone;
   stream_failed_ = false;
@@ -433,7 +439,21 @@ void HttpConnection::StartBody() {
   body_start_ = Clock::now();
   body_wire_bytes_ = 0;
   ArmPaceTimer();
-  ReadBody();
+  if (parser_->chunked() || !parser_->content_length()) {
+    // The parser reads at most what the buffer can hold: give it room for large reads.
+    buffer_.reserve(kChunkedReadBytes);
+    return ReadBody();
+  }
+  // The length was checked against the route's limit before the body was started.
+  raw_body_ = true;
+  const auto length = static_cast<size_t>(*parser_->content_length());
+  body_.reserve(length);
+  AdviseHugePages(body_.data(), length);  // before the first touch (xorbs are up to 64 MiB)
+  body_.resize(length);
+  body_received_ = net::buffer_copy(net::buffer(body_.data(), body_.size()), buffer_.data());
+  buffer_.consume(body_received_);  // what the header read brought beyond the header
+  body_wire_bytes_ = body_received_;
+  ReadRawBody();
 }
 
 void HttpConnection::ReadBody() {
@@ -445,24 +465,46 @@ void HttpConnection::ReadBody() {
 void HttpConnection::OnBody(beast::error_code ec, size_t bytes) {
   if (state_ != State::kReadingBody) return;
   body_wire_bytes_ += bytes;
-  if (ec) {
-    DisarmTimer();
-    if (cancel_ == Cancel::kBodyPace) {
-      return Respond(HttpResponse::Error(408, "request body arrived too slowly"), false);
-    }
-    if (cancel_ != Cancel::kNone) return Close();
-    if (ec == http::error::body_limit) {
-      return Respond(HttpResponse::Error(413, "request body too large"), false);
-    }
-    if (ec == http::error::end_of_stream || ec == http::error::partial_message) return Close();
-    if (IsHttpParseError(ec)) {
-      return Respond(HttpResponse::Error(400, "malformed request body: " + ec.message()), false);
-    }
-    return Close();
-  }
+  if (ec) return FailBody(ec);
   if (!parser_->is_done()) return ReadBody();
   DisarmTimer();
   Dispatch();
+}
+
+void HttpConnection::ReadRawBody() {
+  if (body_received_ == body_.size()) {
+    DisarmTimer();
+    return Dispatch();
+  }
+  socket_.async_read_some(net::buffer(body_.data() + body_received_, body_.size() - body_received_),
+                          [self = shared_from_this()](beast::error_code ec, size_t bytes) {
+                            self->OnRawBody(ec, bytes);
+                          });
+}
+
+void HttpConnection::OnRawBody(beast::error_code ec, size_t bytes) {
+  if (state_ != State::kReadingBody) return;
+  body_received_ += bytes;
+  body_wire_bytes_ += bytes;
+  if (ec == net::error::eof) ec = http::error::partial_message;
+  if (ec) return FailBody(ec);
+  ReadRawBody();
+}
+
+void HttpConnection::FailBody(beast::error_code ec) {
+  DisarmTimer();
+  if (cancel_ == Cancel::kBodyPace) {
+    return Respond(HttpResponse::Error(408, "request body arrived too slowly"), false);
+  }
+  if (cancel_ != Cancel::kNone) return Close();
+  if (ec == http::error::body_limit) {
+    return Respond(HttpResponse::Error(413, "request body too large"), false);
+  }
+  if (ec == http::error::end_of_stream || ec == http::error::partial_message) return Close();
+  if (IsHttpParseError(ec)) {
+    return Respond(HttpResponse::Error(400, "malformed request body: " + ec.message()), false);
+  }
+  return Close();
 }
 
 // --- handling --------------------------------------------------------------------------
@@ -480,7 +522,7 @@ void HttpConnection::Dispatch() {
   for (const auto& field : message) {
     request.headers.Add(std::string(field.name_string()), std::string(field.value()));
   }
-  request.body = std::move(message.body());
+  request.body = raw_body_ ? std::move(body_) : std::move(message.body());
   request.remote_address = remote_;
   bytes_in_ = request.body.size();
 

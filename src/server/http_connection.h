@@ -95,8 +95,13 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   void ReadHeader();
   void OnHeader(beast::error_code ec);
   void StartBody();
+  // A chunked body goes through the parser; a Content-Length body is read straight into
+  // body_ (no per-read copy, reads as large as the socket has data).
   void ReadBody();
   void OnBody(beast::error_code ec, size_t bytes);
+  void ReadRawBody();
+  void OnRawBody(beast::error_code ec, size_t bytes);
+  void FailBody(beast::error_code ec);
   void Dispatch();
   // Answers on this strand, with no handler: used for errors and router misses.
   void Respond(HttpResponse response, bool keep_alive);
@@ -151,6 +156,9 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   std::chrono::steady_clock::time_point request_start_;
   std::chrono::steady_clock::time_point body_start_;
   uint64_t body_wire_bytes_ = 0;  // body bytes read so far, chunk framing included
+  bool raw_body_ = false;         // the body is read into body_, not by the parser
+  std::string body_;              // a Content-Length body, when raw_body_
+  size_t body_received_ = 0;      // bytes of body_ filled so far
   uint64_t bytes_in_ = 0;
   uint64_t bytes_out_ = 0;
   int status_ = 0;
