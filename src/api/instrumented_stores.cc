@@ -112,6 +112,10 @@ class InstrumentedObjectStore final : public ObjectStore {
   Result<bool> Put(std::string_view key, std::span<const uint8_t> data) override {
     return Count(inner_.Put(key, data), put_errors_);
   }
+  Result<bool> PutParts(std::string_view key,
+                        std::span<const std::span<const uint8_t>> parts) override {
+    return Count(inner_.PutParts(key, parts), put_errors_);
+  }
   Result<uint64_t> Size(std::string_view key) override {
     return Count(inner_.Size(key), read_errors_, true);
   }

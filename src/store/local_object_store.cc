@@ -5,12 +5,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <random>
 #include <system_error>
 
+#include "common/huge_pages.h"
 #include "store/unique_fd.h"
 
 namespace xet {
@@ -42,10 +44,11 @@ Status FsyncPath(const std::string& path) {
   return Status::Ok();
 }
 
-Status WriteAll(int fd, std::span<const uint8_t> data, std::string_view what) {
+Status PwriteAll(int fd, std::span<const uint8_t> data, uint64_t offset, std::string_view what) {
   size_t done = 0;
   while (done < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    const ssize_t n =
+        ::pwrite(fd, data.data() + done, data.size() - done, static_cast<off_t>(offset + done));
     if (n < 0) {
       if (errno == EINTR) continue;
       return ErrnoStatus("write", what, errno);
@@ -53,6 +56,94 @@ Status WriteAll(int fd, std::span<const uint8_t> data, std::string_view what) {
     done += static_cast<size_t>(n);
   }
   return Status::Ok();
+}
+
+using Parts = std::span<const std::span<const uint8_t>>;
+
+Status WriteBuffered(int fd, Parts parts, std::string_view what) {
+  uint64_t offset = 0;
+  for (const auto& part : parts) {
+    XET_RETURN_IF_ERROR(PwriteAll(fd, part, offset, what));
+    offset += part.size();
+  }
+  return Status::Ok();
+}
+
+// Objects this large skip the page cache: writing them through it makes the kernel fault in
+// and copy into fresh cache pages (as much CPU as verifying a xorb), and nothing reads a new
+// object back soon. Direct I/O needs aligned memory, offsets and lengths, so the bytes go
+// through an aligned bounce buffer; the unaligned tail is written buffered.
+constexpr uint64_t kDirectWriteMinBytes = 1 << 20;
+constexpr size_t kDirectAlign = 4096;  // covers 512-byte and 4 KiB logical blocks
+constexpr size_t kBounceBytes = 4 << 20;
+
+// Writes with O_DIRECT. Sets *unsupported (and writes nothing further) when the file system
+// refuses direct I/O, so the caller can write buffered instead.
+Status WriteDirect(int fd, Parts parts, uint64_t total, std::string_view what, bool* unsupported) {
+  *unsupported = false;
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0) return ErrnoStatus("fcntl", what, errno);
+  const uint64_t rounded = (total + kDirectAlign - 1) / kDirectAlign * kDirectAlign;
+  PageAlignedBuffer bounce(static_cast<size_t>(std::min<uint64_t>(kBounceBytes, rounded)));
+  if (bounce.data() == nullptr || ::fcntl(fd, F_SETFL, flags | O_DIRECT) != 0) {
+    *unsupported = true;
+    return Status::Ok();
+  }
+  uint64_t offset = 0;
+  size_t fill = 0;
+  auto flush = [&](size_t bytes) -> Status {
+    size_t done = 0;
+    while (done < bytes) {
+      const ssize_t n =
+          ::pwrite(fd, bounce.data() + done, bytes - done, static_cast<off_t>(offset + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EINVAL && offset + done == 0) {
+        *unsupported = true;  // a file system that takes the flag but not the I/O
+        return Status::Ok();
+      }
+      if (n <= 0) return ErrnoStatus("write", what, n < 0 ? errno : EIO);
+      done += static_cast<size_t>(n);
+    }
+    offset += bytes;
+    return Status::Ok();
+  };
+  for (const auto& part : parts) {
+    size_t used = 0;
+    while (used < part.size()) {
+      const size_t n = std::min(part.size() - used, bounce.size() - fill);
+      std::memcpy(bounce.data() + fill, part.data() + used, n);
+      fill += n;
+      used += n;
+      if (fill == bounce.size()) {
+        XET_RETURN_IF_ERROR(flush(fill));
+        if (*unsupported) return Status::Ok();
+        fill = 0;
+      }
+    }
+  }
+  const size_t aligned = fill - fill % kDirectAlign;
+  if (aligned > 0) {
+    XET_RETURN_IF_ERROR(flush(aligned));
+    if (*unsupported) return Status::Ok();
+  }
+  if (::fcntl(fd, F_SETFL, flags) != 0) return ErrnoStatus("fcntl", what, errno);
+  return PwriteAll(fd, bounce.span().subspan(aligned, fill - aligned), offset, what);
+}
+
+// Writes the concatenation of `parts` into the empty file `fd`.
+Status WriteParts(int fd, Parts parts, std::string_view what) {
+  uint64_t total = 0;
+  for (const auto& part : parts) total += part.size();
+  if (total >= kDirectWriteMinBytes) {
+    bool unsupported = false;
+    XET_RETURN_IF_ERROR(WriteDirect(fd, parts, total, what, &unsupported));
+    if (!unsupported) return Status::Ok();
+    const int flags = ::fcntl(fd, F_GETFL);
+    if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_DIRECT) != 0) {
+      return ErrnoStatus("fcntl", what, errno);
+    }
+  }
+  return WriteBuffered(fd, parts, what);
 }
 
 Status PreadAll(int fd, uint64_t offset, std::span<uint8_t> out, std::string_view what) {
@@ -178,6 +269,12 @@ std::string LocalObjectStore::TempName(std::string_view base) {
 }
 
 Result<bool> LocalObjectStore::Put(std::string_view key, std::span<const uint8_t> data) {
+  const std::span<const uint8_t> parts[] = {data};
+  return PutParts(key, parts);
+}
+
+Result<bool> LocalObjectStore::PutParts(std::string_view key,
+                                        std::span<const std::span<const uint8_t>> parts) {
   XET_RETURN_IF_ERROR(ValidateObjectKey(key));
   const std::string final_path = root_ + "/" + std::string(key);
   struct stat st {};
@@ -207,7 +304,7 @@ Result<bool> LocalObjectStore::Put(std::string_view key, std::span<const uint8_t
     ::unlink(temp_path.c_str());
     return error;
   };
-  Status written = WriteAll(fd.get(), data, key);
+  Status written = WriteParts(fd.get(), parts, key);
   if (!written.ok()) return drop_temp(written);
   if (::fsync(fd.get()) != 0) return drop_temp(ErrnoStatus("fsync", key, errno));
   if (fd.Reset() != 0) return drop_temp(ErrnoStatus("close", key, errno));

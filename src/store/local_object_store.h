@@ -5,8 +5,10 @@
 // valid key can have), writes it fully, fsyncs it, then link()s it to the final name (link
 // never replaces an existing name, so a finished object is never overwritten), unlinks the
 // temporary name and fsyncs the directory. Directories created on the way are fsynced into
-// their parents before the first object in them is reported durable. Opening the store
-// removes temporary files a crash left behind.
+// their parents before the first object in them is reported durable. Objects of 1 MiB or
+// more are written with O_DIRECT (through an aligned bounce buffer; buffered where the file
+// system refuses it): the page-cache copy of a fresh object costs more CPU than it saves. Opening
+// the store removes temporary files a crash left behind.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +31,8 @@ class LocalObjectStore final : public ObjectStore {
   static Result<std::unique_ptr<LocalObjectStore>> Open(const std::string& root);
 
   Result<bool> Put(std::string_view key, std::span<const uint8_t> data) override;
+  Result<bool> PutParts(std::string_view key,
+                        std::span<const std::span<const uint8_t>> parts) override;
   Result<uint64_t> Size(std::string_view key) override;
   Status ReadRange(std::string_view key, uint64_t offset, std::span<uint8_t> out) override;
   Result<std::vector<uint8_t>> Get(std::string_view key) override;

@@ -31,6 +31,12 @@ class ObjectStore {
   // call created the object, false when it already existed (nothing written).
   virtual Result<bool> Put(std::string_view key, std::span<const uint8_t> data) = 0;
 
+  // Put of the concatenation of `parts`: for objects assembled from pieces (a xorb body and
+  // the footer built for it) without first joining them in memory. The default joins them
+  // and calls Put; stores override it to write the pieces directly.
+  virtual Result<bool> PutParts(std::string_view key,
+                                std::span<const std::span<const uint8_t>> parts);
+
   // Size in bytes of the object; NotFound if absent.
   virtual Result<uint64_t> Size(std::string_view key) = 0;
 

@@ -1,0 +1,15 @@
+#include "store/object_store.h"
+
+namespace xet {
+
+Result<bool> ObjectStore::PutParts(std::string_view key,
+                                   std::span<const std::span<const uint8_t>> parts) {
+  std::vector<uint8_t> joined;
+  size_t total = 0;
+  for (const auto& part : parts) total += part.size();
+  joined.reserve(total);
+  for (const auto& part : parts) joined.insert(joined.end(), part.begin(), part.end());
+  return Put(key, joined);
+}
+
+}  // namespace xet
