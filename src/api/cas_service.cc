@@ -18,6 +18,7 @@
 #include "api/xorb_range_response.h"
 #include "format/shard_writer.h"
 #include "server/metrics.h"
+#include "server/response_compression.h"
 
 namespace xet {
 namespace {
@@ -309,6 +310,33 @@ XorbLookup CachedLookup(XorbRecordCache& cache,
   };
 }
 
+// Answers this large (in terms) that the client takes uncompressed are streamed; see
+// StreamedReconstruction.
+constexpr size_t kStreamMinTerms = 4096;  // ~0.9 MB of v2 JSON
+constexpr size_t kStreamPieceBytes = 512 * 1024;
+
+// A large answer is sent while it is written (chunked transfer encoding), in pieces of
+// kStreamPieceBytes: no 20-50 MB buffer per request to allocate, fault in and copy, and the
+// socket copy overlaps the writing. Answers the client takes compressed are built whole
+// instead (the server compresses buffered bodies only).
+HttpResponse StreamedReconstruction(ReconstructionPlan plan, TransferUrlSigner signer, bool v2) {
+  struct Answer {
+    ReconstructionPlan plan;
+    TransferUrlSigner signer;
+  };
+  auto answer = std::make_shared<Answer>(Answer{std::move(plan), std::move(signer)});
+  HttpResponse res;
+  res.headers.Set("Content-Type", "application/json");
+  res.stream = [answer, v2](const std::function<bool(std::string_view)>& write) {
+    if (v2) {
+      StreamReconstructionV2(answer->plan, answer->signer, {}, write, kStreamPieceBytes);
+    } else {
+      StreamReconstructionV1(answer->plan, answer->signer, write, kStreamPieceBytes);
+    }
+  };
+  return res;
+}
+
 // Plans with chunk tables from the cache, keeping each record alive for the plan's use.
 Result<ReconstructionPlan> Plan(XorbRecordCache& cache, const FileRecord& file,
                                 std::optional<ByteRange> range) {
@@ -348,6 +376,11 @@ HttpResponse CasService::Reconstruction(const HttpRequest& req, const RouteParam
   }
   auto url_signer = signer_.NewUrlSigner(PublicUrl(), tokens_.Now() + config_.transfer_url_ttl_s);
   if (!url_signer.ok()) return ErrorResponse(url_signer.status());
+  if (plan->terms.size() >= kStreamMinTerms &&
+      ChooseContentEncoding(req.headers.Get("Accept-Encoding").value_or("")) ==
+          ContentEncoding::kIdentity) {
+    return StreamedReconstruction(std::move(*plan), std::move(*url_signer), v2);
+  }
   return HttpResponse::Json(v2 ? SerializeReconstructionV2(*plan, *url_signer)
                                : SerializeReconstructionV1(*plan, *url_signer));
 }

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "common/huge_pages.h"
+
 namespace xet {
 namespace {
 
@@ -16,6 +18,14 @@ namespace {
 class XorbSlots {
  public:
   XorbSlots() : mask_(63), slots_(mask_ + 1, -1) {}
+
+  // The index of `h`, or -1 when absent.
+  int32_t Find(const Hash& h, const std::vector<XorbFetchPlan>& xorbs) const {
+    for (size_t i = Home(h);; i = (i + 1) & mask_) {
+      const int32_t s = slots_[i];
+      if (s < 0 || xorbs[static_cast<size_t>(s)].hash == h) return s;
+    }
+  }
 
   // Returns the index of `h`, inserting `next` when absent (then *inserted is true).
   uint32_t FindOrInsert(const Hash& h, const std::vector<XorbFetchPlan>& xorbs, uint32_t next,
@@ -98,46 +108,72 @@ void MergeRanges(std::vector<XorbFetchRange>* ranges) {
 
 // ---- JSON writing ----
 
-// The output: items are written through raw pointers into a small reused scratch buffer
-// that is appended to the (reserved, never zero-filled) result string when full. Large
-// bodies thus touch each output page once, as it is written: on this project's VMs a
-// first-touch page fault costs more than writing the page. Ensure(n) before writing at
-// most n bytes at the returned pointer, then Advance(end).
+// The output: items are written through raw pointers into a scratch buffer that is handed
+// on when full, either appended to a (reserved, huge-page advised, never zero-filled)
+// result string or passed to a sink as one piece of a streamed answer. Large bodies thus
+// touch each output page once, as it is written: on this project's VMs a first-touch page
+// fault costs more than writing the page. Ensure(n) before writing at most n bytes at the
+// returned pointer, then Advance(end). A trailing ',' is held back in the scratch until
+// more is written, so CloseWith can still replace it.
 class JsonOut {
  public:
-  explicit JsonOut(size_t estimate) : scratch_(kScratch) { out_.reserve(estimate); }
+  explicit JsonOut(size_t estimate) : scratch_(kScratch) {
+    out_.reserve(estimate);
+    AdviseHugePages(out_.data(), out_.capacity());
+  }
+  JsonOut(const ReconstructionSink& sink, size_t piece_bytes)
+      : sink_(&sink), scratch_(std::max<size_t>(piece_bytes, 1)) {}
+
   char* Ensure(size_t n) {
     if (scratch_.size() - pos_ < n) {
       Flush();
-      if (scratch_.size() < n) scratch_.resize(n);
+      if (scratch_.size() - pos_ < n) scratch_.resize(pos_ + n);
     }
     return scratch_.data() + pos_;
   }
   void Advance(char* end) { pos_ = static_cast<size_t>(end - scratch_.data()); }
   // Replaces a trailing ',' (if any) by `c`.
   void CloseWith(char c) {
-    if (pos_ > 0) {
-      if (scratch_[pos_ - 1] == ',') --pos_;
-    } else if (!out_.empty() && out_.back() == ',') {
-      out_.pop_back();
-    }
+    if (pos_ > 0 && scratch_[pos_ - 1] == ',') --pos_;
     Ensure(1)[0] = c;
     ++pos_;
   }
+  // False once a sink refused a piece (the client is gone): writers may stop early.
+  bool ok() const { return ok_; }
+
   std::string Take() && {
     Flush();
+    out_.append(scratch_.data(), pos_);
     return std::move(out_);
+  }
+  // Sink mode: sends the rest. False if the sink refused a piece.
+  bool Finish() {
+    Flush();
+    if (ok_ && pos_ > 0) ok_ = (*sink_)(std::string_view(scratch_.data(), pos_));
+    pos_ = 0;
+    return ok_;
   }
 
  private:
   static constexpr size_t kScratch = 32 * 1024;
+  // Hands on everything but a trailing ','.
   void Flush() {
-    out_.append(scratch_.data(), pos_);
-    pos_ = 0;
+    const size_t n = pos_ > 0 && scratch_[pos_ - 1] == ',' ? pos_ - 1 : pos_;
+    if (n == 0) return;
+    if (sink_ == nullptr) {
+      out_.append(scratch_.data(), n);
+    } else if (ok_) {
+      ok_ = (*sink_)(std::string_view(scratch_.data(), n));
+    }
+    std::memmove(scratch_.data(), scratch_.data() + n, pos_ - n);
+    pos_ -= n;
   }
+
+  const ReconstructionSink* sink_ = nullptr;
   std::string out_;
   std::vector<char> scratch_;
   size_t pos_ = 0;
+  bool ok_ = true;
 };
 
 template <size_t N>
@@ -152,6 +188,7 @@ inline char* Hex(char* p, const char* hex) {
 }
 
 constexpr size_t kTermJsonMax = 160;
+constexpr size_t kPrefetchTerms = 8;
 constexpr size_t kRangeJsonMax = 128;
 
 char* WriteTerm(char* p, const ReconstructionTerm& t, const char* hex) {
@@ -236,11 +273,23 @@ Result<ReconstructionPlan> PlanReconstruction(const FileRecord& file, const Xorb
 
   XorbSlots slots;
   std::vector<const XorbRecord*> records;
+  // Terms that alternate between many xorbs read their chunk rows from all over tens of MB
+  // of tables: each term's rows are a cache miss, so they are requested a few terms ahead.
+  auto prefetch_rows = [&](const FileTerm& ahead) {
+    const int32_t s = slots.Find(ahead.xorb_hash, plan.xorbs);
+    if (s < 0) return;
+    const std::vector<XorbChunkRow>& rows = records[static_cast<size_t>(s)]->chunks;
+    if (ahead.chunk_start >= ahead.chunk_end || ahead.chunk_end > rows.size()) return;
+    __builtin_prefetch(&rows[ahead.chunk_start == 0 ? 0 : ahead.chunk_start - 1]);
+    __builtin_prefetch(&rows[ahead.chunk_end - 1]);
+  };
   plan.terms.reserve(file.terms.size());
   uint32_t last_slot = 0;
   uint64_t cum = 0;
-  for (const FileTerm& t : file.terms) {
+  for (size_t ti = 0; ti < file.terms.size(); ++ti) {
+    const FileTerm& t = file.terms[ti];
     uint64_t len = t.unpacked_bytes;
+    if (ti + kPrefetchTerms < file.terms.size()) prefetch_rows(file.terms[ti + kPrefetchTerms]);
     if (cum + len <= start) {
       cum += len;
       continue;
@@ -325,14 +374,18 @@ Result<ReconstructionPlan> PlanReconstruction(const FileRecord& file, const Xorb
   return plan;
 }
 
-std::string SerializeReconstructionV2(const ReconstructionPlan& plan, TransferUrlSigner& signer,
-                                      const ReconstructionJsonOptions& options) {
-  std::vector<char> hexes = XorbHexes(plan);
+namespace {
+
+size_t EstimateV2Size(const ReconstructionPlan& plan, const TransferUrlSigner& signer) {
   size_t total_ranges = 0;
   for (const XorbFetchPlan& x : plan.xorbs) total_ranges += x.ranges.size();
-  JsonOut out(EstimateTermsSize(plan.terms.size()) + total_ranges * (90 + 45) +
-              plan.xorbs.size() * (100 + signer.MaxUrlSize(0)));
+  return EstimateTermsSize(plan.terms.size()) + total_ranges * (90 + 45) +
+         plan.xorbs.size() * (100 + signer.MaxUrlSize(0));
+}
 
+void WriteV2(JsonOut& out, const ReconstructionPlan& plan, TransferUrlSigner& signer,
+             const ReconstructionJsonOptions& options) {
+  std::vector<char> hexes = XorbHexes(plan);
   char* p = out.Ensure(64);
   p = Lit(p, "{\"offset_into_first_range\":");
   p = Num(p, plan.offset_into_first_range);
@@ -343,7 +396,7 @@ std::string SerializeReconstructionV2(const ReconstructionPlan& plan, TransferUr
 
   size_t per_fetch = options.max_ranges_per_fetch == 0 ? SIZE_MAX : options.max_ranges_per_fetch;
   std::vector<ByteRange> url_ranges;
-  for (size_t xi = 0; xi < plan.xorbs.size(); ++xi) {
+  for (size_t xi = 0; xi < plan.xorbs.size() && out.ok(); ++xi) {
     const XorbFetchPlan& x = plan.xorbs[xi];
     const char* hex = &hexes[64 * xi];
     p = out.Ensure(72);
@@ -382,16 +435,36 @@ std::string SerializeReconstructionV2(const ReconstructionPlan& plan, TransferUr
   }
   out.CloseWith('}');
   out.CloseWith('}');
+}
+
+}  // namespace
+
+std::string SerializeReconstructionV2(const ReconstructionPlan& plan, TransferUrlSigner& signer,
+                                      const ReconstructionJsonOptions& options) {
+  JsonOut out(EstimateV2Size(plan, signer));
+  WriteV2(out, plan, signer, options);
   return std::move(out).Take();
 }
 
-std::string SerializeReconstructionV1(const ReconstructionPlan& plan, TransferUrlSigner& signer) {
-  std::vector<char> hexes = XorbHexes(plan);
+bool StreamReconstructionV2(const ReconstructionPlan& plan, TransferUrlSigner& signer,
+                            const ReconstructionJsonOptions& options,
+                            const ReconstructionSink& sink, size_t piece_bytes) {
+  JsonOut out(sink, piece_bytes);
+  WriteV2(out, plan, signer, options);
+  return out.Finish();
+}
+
+namespace {
+
+size_t EstimateV1Size(const ReconstructionPlan& plan, const TransferUrlSigner& signer) {
   size_t total_ranges = 0;
   for (const XorbFetchPlan& x : plan.xorbs) total_ranges += x.ranges.size();
-  JsonOut out(EstimateTermsSize(plan.terms.size()) + plan.xorbs.size() * 72 +
-              total_ranges * (110 + signer.MaxUrlSize(1)));
+  return EstimateTermsSize(plan.terms.size()) + plan.xorbs.size() * 72 +
+         total_ranges * (110 + signer.MaxUrlSize(1));
+}
 
+void WriteV1(JsonOut& out, const ReconstructionPlan& plan, TransferUrlSigner& signer) {
+  std::vector<char> hexes = XorbHexes(plan);
   char* p = out.Ensure(64);
   p = Lit(p, "{\"offset_into_first_range\":");
   p = Num(p, plan.offset_into_first_range);
@@ -399,7 +472,7 @@ std::string SerializeReconstructionV1(const ReconstructionPlan& plan, TransferUr
   out.Advance(p);
   WriteTermArray(out, plan, hexes);
   out.Advance(Lit(out.Ensure(16), ",\"fetch_info\":{"));
-  for (size_t xi = 0; xi < plan.xorbs.size(); ++xi) {
+  for (size_t xi = 0; xi < plan.xorbs.size() && out.ok(); ++xi) {
     const char* hex = &hexes[64 * xi];
     p = out.Ensure(72);
     p = Lit(p, "\"");
@@ -411,7 +484,21 @@ std::string SerializeReconstructionV1(const ReconstructionPlan& plan, TransferUr
   }
   out.CloseWith('}');
   out.CloseWith('}');
+}
+
+}  // namespace
+
+std::string SerializeReconstructionV1(const ReconstructionPlan& plan, TransferUrlSigner& signer) {
+  JsonOut out(EstimateV1Size(plan, signer));
+  WriteV1(out, plan, signer);
   return std::move(out).Take();
+}
+
+bool StreamReconstructionV1(const ReconstructionPlan& plan, TransferUrlSigner& signer,
+                            const ReconstructionSink& sink, size_t piece_bytes) {
+  JsonOut out(sink, piece_bytes);
+  WriteV1(out, plan, signer);
+  return out.Finish();
 }
 
 std::string SerializeBatchReconstruction(std::span<const FileReconstruction> files,

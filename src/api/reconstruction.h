@@ -5,8 +5,8 @@
 //   GET  /v2/reconstructions/{file}  SerializeReconstructionV2  (terms + xorbs)
 //   GET  /v1/reconstructions/{file}  SerializeReconstructionV1  (terms + fetch_info)
 //   POST /v1/reconstructions         SerializeBatchReconstruction (files + fetch_info)
-// The bodies are written by hand into one pre-sized string: a 100,000-term file is the
-// common large case and must serialize in a few milliseconds.
+// The bodies are written by hand, into one pre-sized string or streamed in pieces: a
+// 100,000-term file is the common large case and must serialize in a few milliseconds.
 #pragma once
 
 #include <cstddef>
@@ -15,6 +15,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "api/byte_range.h"
@@ -91,6 +92,19 @@ std::string SerializeReconstructionV2(const ReconstructionPlan& plan, TransferUr
 // {"offset_into_first_range":N,"terms":[...],"fetch_info":{"<xorb>":[{"range":{..},
 //   "url":..,"url_range":{"start":..,"end":..}},...]}} — one single-range URL per entry.
 std::string SerializeReconstructionV1(const ReconstructionPlan& plan, TransferUrlSigner& signer);
+
+// Receives a streamed answer piece by piece, in order; returns false to stop the writer
+// (the client is gone).
+using ReconstructionSink = std::function<bool(std::string_view piece)>;
+
+// The same bodies as SerializeReconstructionV2/V1, handed to `sink` in pieces of about
+// `piece_bytes` instead of built whole: a large answer is sent while it is written, in
+// constant memory. Returns false if the sink stopped the writer.
+bool StreamReconstructionV2(const ReconstructionPlan& plan, TransferUrlSigner& signer,
+                            const ReconstructionJsonOptions& options,
+                            const ReconstructionSink& sink, size_t piece_bytes);
+bool StreamReconstructionV1(const ReconstructionPlan& plan, TransferUrlSigner& signer,
+                            const ReconstructionSink& sink, size_t piece_bytes);
 
 struct FileReconstruction {
   Hash file_hash;

@@ -321,6 +321,46 @@ TEST_F(ReconstructionSyntheticTest, V1JsonHasOneSingleRangeUrlPerEntry) {
   EXPECT_EQ(j["fetch_info"][a.ToHex()].size(), 1u);
 }
 
+TEST_F(ReconstructionSyntheticTest, StreamedAnswersEqualTheBuiltOnes) {
+  TransferSigner s = Signer();
+  for (std::optional<ByteRange> range :
+       {std::optional<ByteRange>(), std::optional(ByteRange{150, 3599})}) {
+    ReconstructionPlan p = Plan(range);
+    TransferUrlSigner us = UrlSigner(s);
+    const std::string v2 = SerializeReconstructionV2(p, us);
+    const std::string v1 = SerializeReconstructionV1(p, us);
+    // Tiny pieces split the answer everywhere, including between an item and its ','.
+    for (size_t piece : {size_t{1}, size_t{7}, size_t{100}, size_t{1} << 20}) {
+      std::string streamed;
+      size_t pieces = 0;
+      auto sink = [&](std::string_view bytes) {
+        EXPECT_FALSE(bytes.empty());
+        streamed.append(bytes);
+        ++pieces;
+        return true;
+      };
+      EXPECT_TRUE(StreamReconstructionV2(p, us, {}, sink, piece));
+      EXPECT_EQ(streamed, v2) << piece;
+      if (piece == 1) {
+        EXPECT_GT(pieces, 5u);  // roughly one per item
+      }
+      streamed.clear();
+      EXPECT_TRUE(StreamReconstructionV1(p, us, sink, piece));
+      EXPECT_EQ(streamed, v1) << piece;
+    }
+  }
+  // A sink that refuses a piece stops the writer, which reports it.
+  ReconstructionPlan p = Plan(std::nullopt);
+  TransferUrlSigner us = UrlSigner(s);
+  size_t calls = 0;
+  auto refuse = [&](std::string_view) {
+    ++calls;
+    return false;
+  };
+  EXPECT_FALSE(StreamReconstructionV2(p, us, {}, refuse, 16));
+  EXPECT_EQ(calls, 1u);
+}
+
 TEST_F(ReconstructionSyntheticTest, BatchJsonMergesFetchInfoAcrossFiles) {
   TransferSigner s = Signer();
   TransferUrlSigner us = UrlSigner(s);
