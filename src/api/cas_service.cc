@@ -313,7 +313,7 @@ XorbLookup CachedLookup(XorbRecordCache& cache,
 // Answers this large (in terms) that the client takes uncompressed are streamed; see
 // StreamedReconstruction.
 constexpr size_t kStreamMinTerms = 4096;  // ~0.9 MB of v2 JSON
-constexpr size_t kStreamPieceBytes = 512 * 1024;
+constexpr size_t kStreamPieceBytes = 1 << 20;
 
 // A large answer is sent while it is written (chunked transfer encoding), in pieces of
 // kStreamPieceBytes: no 20-50 MB buffer per request to allocate, fault in and copy, and the

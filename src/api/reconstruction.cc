@@ -289,12 +289,12 @@ Result<ReconstructionPlan> PlanReconstruction(const FileRecord& file, const Xorb
   for (size_t ti = 0; ti < file.terms.size(); ++ti) {
     const FileTerm& t = file.terms[ti];
     uint64_t len = t.unpacked_bytes;
-    if (ti + kPrefetchTerms < file.terms.size()) prefetch_rows(file.terms[ti + kPrefetchTerms]);
     if (cum + len <= start) {
       cum += len;
       continue;
     }
     if (cum >= end) break;
+    if (ti + kPrefetchTerms < file.terms.size()) prefetch_rows(file.terms[ti + kPrefetchTerms]);
 
     bool inserted = false;
     uint32_t slot = 0;
