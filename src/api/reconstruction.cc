@@ -294,7 +294,11 @@ Result<ReconstructionPlan> PlanReconstruction(const FileRecord& file, const Xorb
       continue;
     }
     if (cum >= end) break;
-    if (ti + kPrefetchTerms < file.terms.size()) prefetch_rows(file.terms[ti + kPrefetchTerms]);
+    // Runs of terms from one xorb read adjacent rows: only a change of xorb needs help.
+    if (ti + kPrefetchTerms < file.terms.size() &&
+        !(file.terms[ti + kPrefetchTerms].xorb_hash == t.xorb_hash)) {
+      prefetch_rows(file.terms[ti + kPrefetchTerms]);
+    }
 
     bool inserted = false;
     uint32_t slot = 0;

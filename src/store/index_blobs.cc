@@ -4,8 +4,6 @@
 #include <cstring>
 #include <type_traits>
 
-#include "common/huge_pages.h"
-
 namespace xet {
 namespace {
 
@@ -33,10 +31,7 @@ Result<std::vector<T>> DecodeFixed(std::span<const uint8_t> blob, const char* wh
                               std::to_string(blob.size()) + " bytes is not a multiple of " +
                               std::to_string(sizeof(T)));
   }
-  std::vector<T> items;
-  items.reserve(blob.size() / sizeof(T));
-  AdviseHugePages(items.data(), blob.size());  // a 100,000-term file is 4.4 MB
-  items.resize(blob.size() / sizeof(T));
+  std::vector<T> items(blob.size() / sizeof(T));
   if (!items.empty()) std::memcpy(items.data(), blob.data(), blob.size());
   return items;
 }
