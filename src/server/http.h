@@ -51,11 +51,15 @@ struct HttpResponse {
   int status = 200;
   HttpHeaders headers;
   std::string body;
-  // For HEAD-style answers: the Content-Length to announce when `body` is not sent.
+  // For HEAD-style answers: the Content-Length to announce when `body` is not sent; for
+  // streamed answers: the stream's exact length.
   std::optional<uint64_t> content_length;
   // When set, the server sends the headers, then calls `stream` with a writer and sends
   // each piece as it is written (chunked transfer encoding). The writer returns false once
-  // the client is gone; the producer should then stop. `body` is ignored.
+  // the client is gone; the producer should then stop. `body` is ignored. With
+  // `content_length` also set, the body is sent unframed under that Content-Length: the
+  // producer must write exactly that many bytes (a longer write fails; a shorter stream
+  // ends with the connection closed, so the client sees the body is incomplete).
   std::function<void(const std::function<bool(std::string_view)>& write)> stream;
 
   // A JSON error answer {"error": message} with the given status.

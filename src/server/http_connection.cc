@@ -104,6 +104,13 @@ Outgoing BuildOutgoing(HttpResponse response, const ResponseContext& context) {
   if (response.stream && !context.head && !no_body) {
     out.stream = std::move(response.stream);
     out.header_only = true;
+    if (response.content_length) {  // known length: unframed, and the connection stays usable
+      message.set(http::field::content_length, std::to_string(*response.content_length));
+      out.raw_stream = true;
+      out.stream_length = *response.content_length;
+      message.keep_alive(context.keep_alive);
+      return out;
+    }
     if (context.version >= 11) {
       message.set(http::field::transfer_encoding, "chunked");
     } else {
@@ -623,6 +630,14 @@ bool HttpConnection::WriteStreamPiece(std::string_view piece) {
   net::post(socket_.get_executor(), [self = shared_from_this(), copy, done] {
     std::string_view data = *copy;
     if (self->state_ == State::kClosed) return done->set_value(false);
+    Outgoing& out = *self->outgoing_;
+    if (out.stream_length && data.size() > *out.stream_length - out.streamed) {
+      // More than the declared Content-Length: the rest of the response would be garbage.
+      self->stream_failed_ = true;
+      out.error = "stream producer wrote more than its Content-Length";
+      return done->set_value(false);
+    }
+    out.streamed += data.size();
     auto on_written = [self, done, copy](beast::error_code ec, size_t bytes) {
       self->DisarmTimer();
       self->bytes_out_ += bytes;
@@ -654,11 +669,19 @@ bool HttpConnection::WriteStreamPiece(std::string_view piece) {
 
 void HttpConnection::FinishStream() {
   if (state_ == State::kClosed) return CompleteRequest();
+  if (outgoing_->stream_length && outgoing_->streamed != *outgoing_->stream_length) {
+    stream_failed_ = true;  // short body: only closing tells the client it is incomplete
+    if (outgoing_->error.empty()) outgoing_->error = "stream ended before its Content-Length";
+  }
   if (stream_failed_.load()) {
     CompleteRequest();
     return Close();
   }
-  if (outgoing_->raw_stream) return OnWritten({}, 0);
+  if (outgoing_->raw_stream) {
+    // Without a declared length the body ends only when the connection closes.
+    if (!outgoing_->stream_length) keep_alive_ = false;
+    return OnWritten({}, 0);
+  }
   ArmTimer(shared_.options.limits.write_timeout, Cancel::kWriteTimeout);
   net::async_write(socket_, net::buffer(kLastChunk.data(), kLastChunk.size()),
                    [self = shared_from_this()](beast::error_code ec, size_t bytes) {

@@ -68,8 +68,13 @@ struct Outgoing {
   http::response<http::string_body> message;
   std::function<void(const std::function<bool(std::string_view)>& write)> stream;
   bool header_only = false;  // HEAD (or a stream): the serializer writes only the header
-  bool raw_stream = false;   // streamed to an HTTP/1.0 client: no chunk framing, then close
-  std::string error;         // for the access log (e.g. a handler's exception)
+  bool raw_stream = false;   // no chunk framing: HTTP/1.0 (then close) or a declared length
+  // A stream with a declared Content-Length: exactly this many bytes must be produced; a
+  // producer that writes more is cut off, and one that writes fewer gets the connection
+  // closed, so the client sees a truncated body instead of a short one.
+  std::optional<uint64_t> stream_length;
+  uint64_t streamed = 0;  // bytes of the stream written so far (on the connection's strand)
+  std::string error;      // for the access log (e.g. a handler's exception)
 };
 
 class HttpConnection : public std::enable_shared_from_this<HttpConnection> {

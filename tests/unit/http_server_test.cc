@@ -132,6 +132,24 @@ class HttpServerTest : public ::testing::Test {
       };
       return response;
     });
+    // Streams with a declared length: /sized/N/M announces N bytes and writes M.
+    add("GET", "/sized/{declared}/{written}", [this](const HttpRequest&, const RouteParams& p) {
+      HttpResponse response;
+      response.status = 206;
+      response.content_length = std::stoull(p.at("declared"));
+      const size_t total = std::stoull(p.at("written"));
+      response.stream = [this, total](const std::function<bool(std::string_view)>& write) {
+        size_t sent = 0;
+        bool ok = true;
+        while (sent < total && ok) {
+          const size_t n = std::min<size_t>(7, total - sent);
+          ok = write(std::string(n, static_cast<char>('a' + sent % 26)));
+          if (ok) sent += n;
+        }
+        sized_.set_value({static_cast<int>(sent), ok});
+      };
+      return response;
+    });
     add("GET", "/endless", [this](const HttpRequest&, const RouteParams&) {
       HttpResponse response;
       response.stream = [this](const std::function<bool(std::string_view)>& write) {
@@ -160,6 +178,7 @@ class HttpServerTest : public ::testing::Test {
   std::mutex log_mu_;
   std::vector<std::string> log_;
   std::promise<std::pair<int, bool>> endless_;
+  std::promise<std::pair<int, bool>> sized_;  // bytes accepted, last write's result
   std::promise<void> slow_started_;
 };
 
@@ -509,6 +528,72 @@ TEST_F(HttpServerTest, StreamedResponseIsChunked) {
   auto next = client.ReadResponse();
   ASSERT_TRUE(next);
   EXPECT_EQ(next->status, 200);
+}
+
+// What /sized/N/M writes, computed independently: pieces of 7 bytes, each a letter chosen by
+// its offset.
+std::string SizedBody(size_t n) {
+  std::string out;
+  for (size_t at = 0; at < n; at += 7) {
+    out += std::string(std::min<size_t>(7, n - at), static_cast<char>('a' + at % 26));
+  }
+  return out;
+}
+
+// Every byte the server sends until it closes the connection (gives up after 5 s).
+std::string ReadUntilClose(TestHttpClient& client) {
+  std::string out;
+  for (std::string piece; !(piece = client.ReadSome()).empty();) out += piece;
+  return out;
+}
+
+TEST_F(HttpServerTest, StreamWithContentLengthIsUnframedAndKeepsTheConnection) {
+  Start();
+  TestHttpClient client(server_->port());
+  ASSERT_TRUE(client.Send(Get("/sized/100/100")));
+  auto response = client.ReadResponse();
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->status, 206);
+  EXPECT_FALSE(response->chunked);
+  EXPECT_EQ(response->Header("Content-Length"), "100");
+  EXPECT_EQ(response->body, SizedBody(100));
+  EXPECT_EQ(sized_.get_future().get(), std::make_pair(100, true));
+  // The connection stays usable.
+  ASSERT_TRUE(client.Send(Get("/small")));
+  auto next = client.ReadResponse();
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->body, R"({"small":true})");
+  // HEAD announces the length and sends nothing.
+  ASSERT_TRUE(client.Send("HEAD /sized/42/42 HTTP/1.1\r\nHost: test\r\n\r\n"));
+  auto head = client.ReadResponse(/*head=*/true);
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->Header("Content-Length"), "42");
+  EXPECT_TRUE(head->body.empty());
+}
+
+TEST_F(HttpServerTest, StreamShorterThanItsContentLengthClosesTheConnection) {
+  Start();
+  TestHttpClient client(server_->port());
+  ASSERT_TRUE(client.Send(Get("/sized/100/30")));
+  auto head = client.ReadHead();
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->Header("Content-Length"), "100");
+  EXPECT_FALSE(head->chunked);
+  EXPECT_EQ(sized_.get_future().get(), std::make_pair(30, true));
+  // 30 bytes, then the close: the client learns the body is truncated.
+  EXPECT_EQ(ReadUntilClose(client), SizedBody(30));
+}
+
+TEST_F(HttpServerTest, StreamLongerThanItsContentLengthIsCutOff) {
+  Start();
+  TestHttpClient client(server_->port());
+  ASSERT_TRUE(client.Send(Get("/sized/10/30")));
+  auto head = client.ReadHead();
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->Header("Content-Length"), "10");
+  // The second 7-byte piece would overflow the 10 declared bytes: refused, then the close.
+  EXPECT_EQ(sized_.get_future().get(), std::make_pair(7, false));
+  EXPECT_EQ(ReadUntilClose(client), SizedBody(7));
 }
 
 TEST_F(HttpServerTest, StreamProducerSeesFalseWhenClientDisconnects) {
