@@ -1,0 +1,102 @@
+#include "api/bucket_json.h"
+
+#include <gtest/gtest.h>
+
+namespace xet {
+namespace {
+
+using nlohmann::json;
+
+Hash H(char digit) { return *Hash::FromHex(std::string(64, digit)); }
+
+TEST(BucketJsonTest, FormatIsoMillis) {
+  EXPECT_EQ(FormatIsoMillis(0), "1970-01-01T00:00:00.000Z");
+  EXPECT_EQ(FormatIsoMillis(1700000000123), "2023-11-14T22:13:20.123Z");
+  EXPECT_EQ(FormatIsoMillis(951782400000), "2000-02-29T00:00:00.000Z");
+  EXPECT_EQ(FormatIsoMillis(1709251199999), "2024-02-29T23:59:59.999Z");
+  EXPECT_EQ(FormatIsoMillis(253402300799999), "9999-12-31T23:59:59.999Z");
+  EXPECT_EQ(FormatIsoMillis(-5), "1970-01-01T00:00:00.000Z");
+}
+
+TEST(BucketJsonTest, BucketInfoHasTheHubFields) {
+  BucketRecord b;
+  b.ns = "org";
+  b.name = "data";
+  b.is_private = false;
+  b.created_at_ms = 1700000000123;
+  b.updated_at_ms = 1700000001000;
+  b.total_size = 12345678901;
+  b.total_files = 7;
+  const json j = BucketInfoJson(b);
+  EXPECT_EQ(j, json::parse(R"({"id":"org/data","private":false,
+      "createdAt":"2023-11-14T22:13:20.123Z","updatedAt":"2023-11-14T22:13:21.000Z",
+      "size":12345678901,"totalFiles":7})"));
+}
+
+TEST(BucketJsonTest, CreatedAnswer) {
+  EXPECT_EQ(BucketCreatedJson("http://h:1/buckets/a/b", "a/b"),
+            json::parse(R"({"url":"http://h:1/buckets/a/b","id":"a/b","name":"a/b"})"));
+}
+
+TEST(BucketJsonTest, FileEntry) {
+  BucketEntry e;
+  e.path = "dir/f.bin";
+  e.file_hash = H('c');
+  e.size = 42;
+  e.mtime_ms = 1000;
+  e.uploaded_at_ms = 2000;
+  e.content_type = "text/csv";
+  EXPECT_EQ(BucketFileJson(e), json::parse(R"({"type":"file","path":"dir/f.bin","size":42,
+      "xetHash":")" + std::string(64, 'c') +
+                                           R"(",
+      "mtime":"1970-01-01T00:00:01.000Z","uploadedAt":"1970-01-01T00:00:02.000Z",
+      "contentType":"text/csv"})"));
+  // Without a client mtime the upload time stands in; without a type there is no field.
+  e.mtime_ms = 0;
+  e.content_type.clear();
+  const json j = BucketFileJson(e);
+  EXPECT_EQ(j["mtime"], "1970-01-01T00:00:02.000Z");
+  EXPECT_FALSE(j.contains("contentType"));
+}
+
+TEST(BucketJsonTest, TreeItems) {
+  BucketTreeItem dir;
+  dir.is_directory = true;
+  dir.path = "a/b";
+  EXPECT_EQ(BucketTreeItemJson(dir), json::parse(R"({"type":"directory","path":"a/b"})"));
+  BucketTreeItem file;
+  file.entry.path = "a/x";
+  file.entry.file_hash = H('1');
+  EXPECT_EQ(BucketTreeItemJson(file)["type"], "file");
+  EXPECT_EQ(BucketTreeItemJson(file)["path"], "a/x");
+}
+
+TEST(BucketJsonTest, BatchAnswer) {
+  EXPECT_EQ(json::parse(BatchAnswerJson(3, 3, {})),
+            json::parse(R"({"success":true,"processed":3,"succeeded":3,"failed":[]})"));
+  // Client text with invalid UTF-8 is replaced, not thrown on.
+  const json j = json::parse(BatchAnswerJson(2, 1, {{"p\xff", "bad"}}));
+  EXPECT_EQ(j["success"], false);
+  EXPECT_EQ(j["succeeded"], 1);
+  ASSERT_EQ(j["failed"].size(), 1u);
+  EXPECT_EQ(j["failed"][0]["path"], "p\xEF\xBF\xBD");
+  EXPECT_EQ(j["failed"][0]["error"], "bad");
+}
+
+TEST(BucketJsonTest, TokenAndFileInfo) {
+  EXPECT_EQ(json::parse(XetTokenJson("xet_t", "http://h", 1700000000)),
+            json::parse(R"({"accessToken":"xet_t","casUrl":"http://h","exp":1700000000})"));
+  BucketEntry e;
+  e.file_hash = H('d');
+  e.size = 9;
+  const std::string hex(64, 'd');
+  EXPECT_EQ(json::parse(XetFileInfoJson(e, "http://r", "http://c")),
+            json({{"hash", hex},
+                  {"size", 9},
+                  {"etag", "\"" + hex + "\""},
+                  {"refreshUrl", "http://r"},
+                  {"reconstructionUrl", "http://c"}}));
+}
+
+}  // namespace
+}  // namespace xet
