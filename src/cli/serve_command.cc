@@ -12,6 +12,8 @@
 #include "api/cas_routes.h"
 #include "api/cas_service.h"
 #include "api/crypto_util.h"
+#include "api/hub_routes.h"
+#include "api/hub_service.h"
 #include "api/instrumented_stores.h"
 #include "api/transfer_signer.h"
 #include "cli/node_config.h"
@@ -137,8 +139,12 @@ int RunServe(const NodeConfig& config) {
   auto index = InstrumentIndex(*node->index, *options->metrics);
   auto objects = InstrumentObjectStore(*node->objects, *options->metrics);
   CasService cas(cas_config, *index, *objects, tokens, *signer, options->metrics.get());
+  HubServiceConfig hub_config;
+  hub_config.public_url = config.PublicUrl();
+  HubService hub(hub_config, *index, *objects, tokens);
   Router router;
   if (Status st = RegisterCasRoutes(router, cas); !st.ok()) return ReportFailure(st);
+  if (Status st = RegisterHubRoutes(router, hub); !st.ok()) return ReportFailure(st);
 
   auto server = HttpServer::Start(std::move(router), std::move(*options));
   if (!server.ok()) {
@@ -149,6 +155,7 @@ int RunServe(const NodeConfig& config) {
     const std::string host = config.listen.substr(0, config.listen.rfind(':'));
     public_url = "http://" + host + ":" + std::to_string((*server)->port());
     cas.SetPublicUrl(public_url);
+    hub.SetPublicUrl(public_url);
   }
   std::fprintf(stderr, "xetstore serving on %s (data in %s); Ctrl-C or SIGTERM stops it\n",
                public_url.c_str(), config.data_dir.c_str());
@@ -164,9 +171,10 @@ void AddServeCommand(CLI::App& app, int* exit_code) {
   auto config = std::make_shared<NodeConfig>();
   CLI::App* serve = app.add_subcommand(
       "serve",
-      "Run a Xet CAS server on the embedded default: a SQLite index and a local object\n"
-      "directory under --data-dir. On first start it creates the data directory, a signing\n"
-      "secret and an admin token (printed once, saved to <data-dir>/admin-token).");
+      "Run a Xet CAS server with Hub-compatible buckets on the embedded default: a SQLite\n"
+      "index and a local object directory under --data-dir. On first start it creates the\n"
+      "data directory, a signing secret and an admin token (printed once, saved to\n"
+      "<data-dir>/admin-token).");
   serve->set_config("--config", "", "Read options from a TOML/INI file (key = value)");
   AddNodeOptions(serve, config.get(), true);
   serve->callback([config, exit_code] { *exit_code = RunServe(*config); });

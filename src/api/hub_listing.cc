@@ -1,0 +1,84 @@
+// HubService: listing a bucket (GET .../tree[/{prefix}], paginated with Link headers) and
+// looking up many paths at once (POST .../paths-info).
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "api/bucket_json.h"
+#include "api/bucket_path.h"
+#include "api/http_status.h"
+#include "api/hub_query.h"
+#include "api/hub_service.h"
+#include "api/hub_urls.h"
+
+namespace xet {
+
+using nlohmann::json;
+
+HttpResponse HubService::Tree(const HttpRequest& req, const RouteParams& params) {
+  auto caller = IdentifyBucketCaller(tokens_, req);
+  if (!caller.ok()) return ErrorResponse(caller.status());
+  auto bucket = ReadableBucket(*caller, params);
+  if (!bucket.ok()) return BucketErrorResponse(bucket.status());
+  const auto raw_prefix = params.find("prefix");
+  auto prefix = NormalizeBucketPrefix(raw_prefix == params.end() ? "" : raw_prefix->second);
+  if (!prefix.ok()) return ErrorResponse(prefix.status());
+  auto recursive = ParseBoolParam(req.QueryParam("recursive"), "recursive", false);
+  if (!recursive.ok()) return ErrorResponse(recursive.status());
+  auto limit =
+      ParsePageLimit(req.QueryParam("limit"), config_.tree_default_limit, config_.tree_max_limit);
+  if (!limit.ok()) return ErrorResponse(limit.status());
+  const std::string cursor = req.QueryParam("cursor").value_or("");
+
+  auto page = index_.ListBucketTree(bucket->ns, bucket->name, *prefix, *recursive, cursor, *limit);
+  if (!page.ok()) {
+    if (page.status().code() == Status::Code::kInvalidArgument) {
+      return HttpResponse::Error(400, "malformed cursor: " + page.status().message());
+    }
+    return BucketErrorResponse(page.status());
+  }
+  json items = json::array();
+  for (const BucketTreeItem& item : page->items) items.push_back(BucketTreeItemJson(item));
+  HttpResponse res = HttpResponse::Json(DumpJson(items));
+  if (page->next_cursor) {
+    std::string url = BucketApiUrl(PublicUrl(), bucket->FullName()) + "/tree";
+    if (!prefix->empty()) url += "/" + PercentEncode(*prefix, /*keep_slash=*/true);
+    url += std::string("?recursive=") + (*recursive ? "true" : "false") +
+           "&limit=" + std::to_string(*limit) + "&cursor=" + PercentEncode(*page->next_cursor);
+    res.headers.Set("Link", NextPageLink(url));
+  }
+  return res;
+}
+
+HttpResponse HubService::PathsInfo(const HttpRequest& req, const RouteParams& params) {
+  auto caller = IdentifyBucketCaller(tokens_, req);
+  if (!caller.ok()) return ErrorResponse(caller.status());
+  auto bucket = ReadableBucket(*caller, params);
+  if (!bucket.ok()) return BucketErrorResponse(bucket.status());
+  const json body = json::parse(req.body, nullptr, false);
+  if (!body.is_object() || !body.contains("paths") || !body["paths"].is_array()) {
+    return HttpResponse::Error(400, "body must be a JSON object {\"paths\": [\"...\", ...]}");
+  }
+  const json& list = body["paths"];
+  if (list.size() > config_.max_paths_info) {
+    return HttpResponse::Error(
+        400, "at most " + std::to_string(config_.max_paths_info) + " paths per request");
+  }
+  std::vector<std::string> paths;
+  std::set<std::string, std::less<>> seen;
+  paths.reserve(list.size());
+  for (const json& p : list) {
+    if (!p.is_string()) return HttpResponse::Error(400, "\"paths\" must hold strings");
+    std::string path = p.get<std::string>();
+    if (Status st = ValidateBucketPath(path); !st.ok()) {
+      return HttpResponse::Error(400, "invalid path '" + path + "': " + st.message());
+    }
+    if (seen.insert(path).second) paths.push_back(std::move(path));
+  }
+  auto entries = index_.GetBucketEntries(bucket->ns, bucket->name, paths);
+  if (!entries.ok()) return BucketErrorResponse(entries.status());
+  json out = json::array();
+  for (const BucketEntry& e : *entries) out.push_back(BucketFileJson(e));
+  return HttpResponse::Json(DumpJson(out));
+}
+
+}  // namespace xet

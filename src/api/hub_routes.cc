@@ -1,0 +1,50 @@
+#include "api/hub_routes.h"
+
+namespace xet {
+
+Status RegisterHubRoutes(Router& router, HubService& s) {
+  using H = HttpResponse (HubService::*)(const HttpRequest&, const RouteParams&);
+  auto bind = [&s](H method) {
+    return [&s, method](const HttpRequest& req, const RouteParams& params) {
+      return (s.*method)(req, params);
+    };
+  };
+  struct Route {
+    const char* method;
+    const char* pattern;
+    H handler;
+    const char* name;
+    uint64_t max_body;
+  };
+  const Route routes[] = {
+      {"POST", "/api/buckets/{ns}/{name}", &HubService::CreateBucket, "bucket_create",
+       kMaxBucketJsonBody},
+      {"GET", "/api/buckets/{ns}/{name}", &HubService::GetBucketInfo, "bucket_info", 0},
+      {"DELETE", "/api/buckets/{ns}/{name}", &HubService::DeleteBucket, "bucket_delete", 0},
+      {"GET", "/api/buckets/{ns}", &HubService::ListBuckets, "bucket_list", 0},
+      {"POST", "/api/repos/move", &HubService::MoveBucket, "bucket_move", kMaxBucketJsonBody},
+      {"GET", "/api/buckets/{ns}/{name}/xet-read-token", &HubService::XetReadToken,
+       "bucket_read_token", 0},
+      {"GET", "/api/buckets/{ns}/{name}/xet-read-token/{revision}", &HubService::XetReadToken,
+       "bucket_read_token", 0},
+      {"GET", "/api/buckets/{ns}/{name}/xet-write-token", &HubService::XetWriteToken,
+       "bucket_write_token", 0},
+      {"GET", "/api/buckets/{ns}/{name}/xet-write-token/{revision}", &HubService::XetWriteToken,
+       "bucket_write_token", 0},
+      {"POST", "/api/buckets/{ns}/{name}/batch", &HubService::Batch, "bucket_batch", kMaxBatchBody},
+      {"GET", "/api/buckets/{ns}/{name}/tree", &HubService::Tree, "bucket_tree", 0},
+      {"GET", "/api/buckets/{ns}/{name}/tree/{*prefix}", &HubService::Tree, "bucket_tree", 0},
+      {"POST", "/api/buckets/{ns}/{name}/paths-info", &HubService::PathsInfo, "bucket_paths_info",
+       kMaxPathsInfoBody},
+      {"GET", "/buckets/{ns}/{name}/resolve/{*path}", &HubService::Resolve, "bucket_resolve", 0},
+  };
+  for (const Route& r : routes) {
+    RouteOptions opts;
+    opts.name = r.name;
+    opts.max_body_bytes = r.max_body;
+    XET_RETURN_IF_ERROR(router.Add(r.method, r.pattern, bind(r.handler), opts));
+  }
+  return Status::Ok();
+}
+
+}  // namespace xet
