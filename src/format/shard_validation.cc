@@ -52,7 +52,6 @@ Status ValidateShardContents(const Shard& shard) {
 }
 
 Status ValidateUploadShard(const Shard& shard) {
-  if (shard.footer) return Invalid("an uploaded shard must not have a footer");
   for (size_t i = 0; i < shard.files.size(); ++i) {
     if (!shard.files[i].has_verification()) {
       return Invalid("file " + std::to_string(i) + " has no verification entries");

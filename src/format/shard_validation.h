@@ -18,9 +18,11 @@ namespace xet {
 // Not checked: num_bytes_on_disk (0 in the reference shards), any hash value, the footer.
 Status ValidateShardContents(const Shard& shard);
 
-// What the upload API (POST /shards) requires on top of ValidateShardContents: no footer
-// (footer_size 0) and verification entries on every file (spec: "Verification Entries MUST
-// be set for shard uploads"; a file with no terms carries the flag and no entries).
+// What the upload API (POST /shards) requires on top of ValidateShardContents: verification
+// entries on every file (spec: "Verification Entries MUST be set for shard uploads"; a file
+// with no terms carries the flag and no entries). The spec's upload form has no footer, but
+// the stock @huggingface/hub client (2.17.5) uploads shards with one: a footer is accepted
+// and ignored (nothing in it is trusted or used).
 Status ValidateUploadShard(const Shard& shard);
 
 }  // namespace xet
