@@ -88,14 +88,17 @@ bool Overlap(std::string_view a, std::string_view b) {
 }
 
 Error ParseOp(const json& j, std::string_view self, BatchRequestOp* out) {
+  // Report the path as given, even when the operation turns out to be invalid.
+  for (const char* field : {"path", "from"}) {
+    if (auto it = j.find(field); it != j.end() && it->is_string()) {
+      out->path = it->get<std::string>();
+      break;
+    }
+  }
   BucketOp op;
   std::string type;
   if (Error e = RequiredString(j, "type", &type); !e.empty()) return e;
   if (type == "addFile" || type == "deleteFile" || type == "copyFile") {
-    // Report the path as given even when it turns out to be invalid.
-    if (auto it = j.find("path"); it != j.end() && it->is_string()) {
-      out->path = it->get<std::string>();
-    }
     if (Error e = PathField(j, "path", &op.path); !e.empty()) return e;
     if (type == "deleteFile") {
       op.kind = BucketOp::Kind::kDeleteFile;
@@ -119,9 +122,6 @@ Error ParseOp(const json& j, std::string_view self, BatchRequestOp* out) {
       op.source_bucket = source.empty() ? std::string(self) : std::move(source);
     }
   } else if (type == "copyPrefix" || type == "movePrefix") {
-    if (auto it = j.find("from"); it != j.end() && it->is_string()) {
-      out->path = it->get<std::string>();
-    }
     if (Error e = PathField(j, "from", &op.from); !e.empty()) return e;
     if (Error e = PathField(j, "to", &op.to); !e.empty()) return e;
     if (type == "copyPrefix") {

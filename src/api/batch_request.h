@@ -29,7 +29,7 @@ inline constexpr size_t kMaxContentTypeBytes = 255;
 // One line of the body, in order.
 struct BatchRequestOp {
   // What the answer reports for this operation: its "path" (for prefix operations its
-  // "from"), or "" when that field is missing or not a string.
+  // "from"), or "" when neither is a string.
   std::string path;
   // The validated operation (paths checked with api/bucket_path.h; source_bucket is the
   // full name of another bucket, or empty for this one); unset when the line is invalid.

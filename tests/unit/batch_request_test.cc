@@ -102,9 +102,10 @@ TEST(BatchRequestTest, InvalidOperationsFailAlone) {
     std::string reason_contains;
   };
   const Case cases[] = {
-      {R"({"type":"rename","path":"a"})", "", "unknown operation type 'rename'"},
-      {R"({"path":"a"})", "", "missing \"type\""},
-      {R"({"type":7,"path":"a"})", "", "\"type\" must be a string"},
+      {R"({"type":"rename","path":"a"})", "a", "unknown operation type 'rename'"},
+      {R"({"path":"a"})", "a", "missing \"type\""},
+      {R"({"type":7,"path":"a"})", "a", "\"type\" must be a string"},
+      {R"({"type":"deleteFile","from":"f"})", "f", "missing \"path\""},
       {R"({"type":"deleteFile"})", "", "missing \"path\""},
       {R"({"type":"deleteFile","path":3})", "", "\"path\" must be a string"},
       {R"({"type":"deleteFile","path":"../x"})", "../x", "'..'"},

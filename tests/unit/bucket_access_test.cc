@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "support/server_process.h"
+#include "support/temp_dir.h"
 
 namespace xet {
 namespace {
@@ -68,7 +68,8 @@ TEST(BucketAccessTest, WriteRules) {
 }
 
 TEST(BucketAccessTest, IdentifyCaller) {
-  auto index = OpenSqliteIndex(testing::MakeTempDir("bucket_access") + "/index.sqlite");
+  const testing::TempDir dir("bucket_access");
+  auto index = OpenSqliteIndex(dir.path() + "/index.sqlite");
   ASSERT_TRUE(index.ok()) << index.status().ToString();
   const std::vector<uint8_t> secret(32, 7);
   TokenService tokens(**index, secret);
