@@ -44,6 +44,8 @@ HttpResult Fetch(const std::string& method, const std::string& url,
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, OnHeader);
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, &r.headers);
   curl_easy_setopt(curl, CURLOPT_TIMEOUT, 120L);
+  // Send "/../" and "/./" as written: tests check how the server treats such paths.
+  curl_easy_setopt(curl, CURLOPT_PATH_AS_IS, 1L);
   if (method == "HEAD") {
     curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
   } else if (method != "GET") {
