@@ -1,5 +1,6 @@
 #include "api/batch_request.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "api/bucket_path.h"
@@ -157,6 +158,7 @@ Result<std::vector<BatchRequestOp>> ParseBatchRequest(std::string_view body,
                                                       std::string_view bucket_full_name,
                                                       size_t max_ops) {
   std::vector<BatchRequestOp> ops;
+  ops.reserve(std::min<size_t>(max_ops, std::count(body.begin(), body.end(), '\n') + 1));
   size_t line_no = 0;
   while (!body.empty()) {
     const size_t nl = body.find('\n');

@@ -1,7 +1,6 @@
 #include "api/bucket_json.h"
 
 #include <chrono>
-#include <cstdio>
 
 namespace xet {
 
@@ -12,13 +11,20 @@ std::string FormatIsoMillis(int64_t unix_ms) {
   const sys_days day = floor<days>(t);
   const year_month_day ymd(day);
   const hh_mm_ss<milliseconds> tod(t - day);
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02d.%03dZ",
-                static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
-                static_cast<unsigned>(ymd.day()), static_cast<int>(tod.hours().count()),
-                static_cast<int>(tod.minutes().count()), static_cast<int>(tod.seconds().count()),
-                static_cast<int>(tod.subseconds().count()));
-  return buf;
+  // Written digit by digit: listings format two times per entry.
+  std::string out = "0000-00-00T00:00:00.000Z";
+  auto put = [&out](size_t at, size_t width, int64_t v) {
+    for (size_t i = 0; i < width; ++i, v /= 10)
+      out[at + width - 1 - i] = static_cast<char>('0' + v % 10);
+  };
+  put(0, 4, static_cast<int>(ymd.year()));
+  put(5, 2, static_cast<unsigned>(ymd.month()));
+  put(8, 2, static_cast<unsigned>(ymd.day()));
+  put(11, 2, tod.hours().count());
+  put(14, 2, tod.minutes().count());
+  put(17, 2, tod.seconds().count());
+  put(20, 3, tod.subseconds().count());
+  return out;
 }
 
 nlohmann::json BucketInfoJson(const BucketRecord& bucket) {
@@ -34,22 +40,84 @@ nlohmann::json BucketCreatedJson(std::string_view url, std::string_view full_nam
   return {{"url", url}, {"id", full_name}, {"name", full_name}};
 }
 
-nlohmann::json BucketFileJson(const BucketEntry& entry) {
-  nlohmann::json j = {
-      {"type", "file"},
-      {"path", entry.path},
-      {"size", entry.size},
-      {"xetHash", entry.file_hash.ToHex()},
-      {"mtime", FormatIsoMillis(entry.mtime_ms != 0 ? entry.mtime_ms : entry.uploaded_at_ms)},
-      {"uploadedAt", FormatIsoMillis(entry.uploaded_at_ms)},
-  };
-  if (!entry.content_type.empty()) j["contentType"] = entry.content_type;
-  return j;
+namespace {
+
+// Appends `text` as a JSON string literal. Valid UTF-8 passes through; quotes, backslashes
+// and control characters are escaped; invalid UTF-8 cannot reach here (paths are validated
+// before they are stored, content types are printable ASCII).
+void AppendJsonString(std::string_view text, std::string* out) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out->push_back('"');
+  for (const char c : text) {
+    const auto b = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out->push_back('\\');
+      out->push_back(c);
+    } else if (b < 0x20) {
+      out->append("\\u00");
+      out->push_back(kHex[b >> 4]);
+      out->push_back(kHex[b & 0xF]);
+    } else {
+      out->push_back(c);
+    }
+  }
+  out->push_back('"');
 }
 
-nlohmann::json BucketTreeItemJson(const BucketTreeItem& item) {
-  if (item.is_directory) return {{"type", "directory"}, {"path", item.path}};
-  return BucketFileJson(item.entry);
+void AppendFile(const BucketEntry& e, std::string* out) {
+  out->append(R"({"type":"file","path":)");
+  AppendJsonString(e.path, out);
+  out->append(R"(,"size":)");
+  out->append(std::to_string(e.size));
+  out->append(R"(,"xetHash":")");
+  char hex[64];
+  e.file_hash.ToHex(hex);
+  out->append(hex, sizeof hex);
+  out->append(R"(","mtime":")");
+  out->append(FormatIsoMillis(e.mtime_ms != 0 ? e.mtime_ms : e.uploaded_at_ms));
+  out->append(R"(","uploadedAt":")");
+  out->append(FormatIsoMillis(e.uploaded_at_ms));
+  out->push_back('"');
+  if (!e.content_type.empty()) {
+    out->append(R"(,"contentType":)");
+    AppendJsonString(e.content_type, out);
+  }
+  out->push_back('}');
+}
+
+// Room for one file item with a short path: the string grows rarely.
+constexpr size_t kItemBytes = 256;
+
+}  // namespace
+
+std::string BucketFilesJson(std::span<const BucketEntry> entries) {
+  std::string out;
+  out.reserve(2 + entries.size() * kItemBytes);
+  out.push_back('[');
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (i) out.push_back(',');
+    AppendFile(entries[i], &out);
+  }
+  out.push_back(']');
+  return out;
+}
+
+std::string BucketTreePageJson(std::span<const BucketTreeItem> items) {
+  std::string out;
+  out.reserve(2 + items.size() * kItemBytes);
+  out.push_back('[');
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out.push_back(',');
+    if (items[i].is_directory) {
+      out.append(R"({"type":"directory","path":)");
+      AppendJsonString(items[i].path, &out);
+      out.push_back('}');
+    } else {
+      AppendFile(items[i].entry, &out);
+    }
+  }
+  out.push_back(']');
+  return out;
 }
 
 std::string BatchAnswerJson(uint64_t processed, uint64_t succeeded,

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,12 +22,17 @@ nlohmann::json BucketInfoJson(const BucketRecord& bucket);
 // {"url", "id", "name"}: the answer to a create.
 nlohmann::json BucketCreatedJson(std::string_view url, std::string_view full_name);
 
-// {"type": "file", "path", "size", "xetHash", "mtime", "uploadedAt", "contentType"?}. An
-// entry without a client mtime reports its upload time (as S3's LastModified does).
-nlohmann::json BucketFileJson(const BucketEntry& entry);
+// Listings are written by hand into one reserved string (a page holds up to 10,000 items;
+// a JSON DOM per item costs more than the rest of the request).
+//
+// A JSON array of files {"type": "file", "path", "size", "xetHash", "mtime", "uploadedAt",
+// "contentType"?}. An entry without a client mtime reports its upload time (as S3's
+// LastModified does).
+std::string BucketFilesJson(std::span<const BucketEntry> entries);
 
-// A listing item: a file as above, or {"type": "directory", "path"}.
-nlohmann::json BucketTreeItemJson(const BucketTreeItem& item);
+// A JSON array of listing items: files as above and directories {"type": "directory",
+// "path"}.
+std::string BucketTreePageJson(std::span<const BucketTreeItem> items);
 
 // One failed operation of a batch, for the answer's "failed" list.
 struct BatchFailure {

@@ -36,9 +36,7 @@ HttpResponse HubService::Tree(const HttpRequest& req, const RouteParams& params)
     }
     return BucketErrorResponse(page.status());
   }
-  json items = json::array();
-  for (const BucketTreeItem& item : page->items) items.push_back(BucketTreeItemJson(item));
-  HttpResponse res = HttpResponse::Json(DumpJson(items));
+  HttpResponse res = HttpResponse::Json(BucketTreePageJson(page->items));
   if (page->next_cursor) {
     std::string url = BucketApiUrl(PublicUrl(), bucket->FullName()) + "/tree";
     if (!prefix->empty()) url += "/" + PercentEncode(*prefix, /*keep_slash=*/true);
@@ -76,9 +74,7 @@ HttpResponse HubService::PathsInfo(const HttpRequest& req, const RouteParams& pa
   }
   auto entries = index_.GetBucketEntries(bucket->ns, bucket->name, paths);
   if (!entries.ok()) return BucketErrorResponse(entries.status());
-  json out = json::array();
-  for (const BucketEntry& e : *entries) out.push_back(BucketFileJson(e));
-  return HttpResponse::Json(DumpJson(out));
+  return HttpResponse::Json(BucketFilesJson(*entries));
 }
 
 }  // namespace xet

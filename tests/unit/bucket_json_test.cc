@@ -38,7 +38,7 @@ TEST(BucketJsonTest, CreatedAnswer) {
             json::parse(R"({"url":"http://h:1/buckets/a/b","id":"a/b","name":"a/b"})"));
 }
 
-TEST(BucketJsonTest, FileEntry) {
+TEST(BucketJsonTest, FileEntries) {
   BucketEntry e;
   e.path = "dir/f.bin";
   e.file_hash = H('c');
@@ -46,29 +46,50 @@ TEST(BucketJsonTest, FileEntry) {
   e.mtime_ms = 1000;
   e.uploaded_at_ms = 2000;
   e.content_type = "text/csv";
-  EXPECT_EQ(BucketFileJson(e), json::parse(R"({"type":"file","path":"dir/f.bin","size":42,
-      "xetHash":")" + std::string(64, 'c') +
-                                           R"(",
-      "mtime":"1970-01-01T00:00:01.000Z","uploadedAt":"1970-01-01T00:00:02.000Z",
-      "contentType":"text/csv"})"));
-  // Without a client mtime the upload time stands in; without a type there is no field.
-  e.mtime_ms = 0;
-  e.content_type.clear();
-  const json j = BucketFileJson(e);
-  EXPECT_EQ(j["mtime"], "1970-01-01T00:00:02.000Z");
-  EXPECT_FALSE(j.contains("contentType"));
+  BucketEntry bare;
+  bare.path = "x";
+  bare.file_hash = H('1');
+  bare.size = 0;
+  bare.uploaded_at_ms = 3000;
+  const std::vector<BucketEntry> entries = {e, bare};
+  EXPECT_EQ(json::parse(BucketFilesJson(entries)), json::parse(R"([
+      {"type":"file","path":"dir/f.bin","size":42,"xetHash":")" +
+                                                               std::string(64, 'c') + R"(",
+       "mtime":"1970-01-01T00:00:01.000Z","uploadedAt":"1970-01-01T00:00:02.000Z",
+       "contentType":"text/csv"},
+      {"type":"file","path":"x","size":0,"xetHash":")" + std::string(64, '1') +
+                                                               R"(",
+       "mtime":"1970-01-01T00:00:03.000Z","uploadedAt":"1970-01-01T00:00:03.000Z"}])"));
+  // (Without a client mtime the upload time stands in; without a type there is no field.)
+  EXPECT_EQ(BucketFilesJson(std::vector<BucketEntry>{}), "[]");
 }
 
-TEST(BucketJsonTest, TreeItems) {
+TEST(BucketJsonTest, StringsAreEscaped) {
+  BucketEntry e;
+  e.path = "q\"uo\\te/ctl\x01/\xC3\xA9\xE2\x82\xAC";
+  e.file_hash = H('2');
+  e.content_type = "a\"b";
+  const json j = json::parse(BucketFilesJson(std::vector<BucketEntry>{e}));
+  EXPECT_EQ(j[0]["path"].get<std::string>(), e.path);
+  EXPECT_EQ(j[0]["contentType"], "a\"b");
+}
+
+TEST(BucketJsonTest, TreePage) {
   BucketTreeItem dir;
   dir.is_directory = true;
   dir.path = "a/b";
-  EXPECT_EQ(BucketTreeItemJson(dir), json::parse(R"({"type":"directory","path":"a/b"})"));
   BucketTreeItem file;
   file.entry.path = "a/x";
   file.entry.file_hash = H('1');
-  EXPECT_EQ(BucketTreeItemJson(file)["type"], "file");
-  EXPECT_EQ(BucketTreeItemJson(file)["path"], "a/x");
+  file.entry.size = 7;
+  const std::vector<BucketTreeItem> items = {dir, file};
+  const json j = json::parse(BucketTreePageJson(items));
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0], json::parse(R"({"type":"directory","path":"a/b"})"));
+  EXPECT_EQ(j[1]["type"], "file");
+  EXPECT_EQ(j[1]["path"], "a/x");
+  EXPECT_EQ(j[1]["size"], 7);
+  EXPECT_EQ(BucketTreePageJson(std::vector<BucketTreeItem>{}), "[]");
 }
 
 TEST(BucketJsonTest, BatchAnswer) {
