@@ -4,9 +4,10 @@ namespace xet {
 namespace {
 
 // A failure is any status except OK; for the object store, NotFound is an answer, not a
-// failure.
+// failure. Takes the result by value and moves it out: results can be large (a file's
+// terms, a listing page) and must not be copied on their way through.
 template <typename T>
-const T& Count(const T& result, Counter& errors, bool not_found_is_ok = false) {
+T Count(T result, Counter& errors, bool not_found_is_ok = false) {
   const Status st = [&] {
     if constexpr (std::is_same_v<T, Status>) {
       return result;
