@@ -14,7 +14,8 @@
 //       (new paths each run), and once more overwriting the previous run's paths. Target:
 //       <= 1 s per batch.
 //
-// Common: --xetstore PATH (default: `xetstore` beside this executable).
+// Common: --xetstore PATH (default: `xetstore` beside this executable); --perf FILE records
+// the server with `perf record` during the timed part.
 #include <curl/curl.h>
 #include <unistd.h>
 
@@ -242,6 +243,7 @@ void RunList(const Options& opts) {
 
   std::vector<double> walls;
   double cpu_total = 0;
+  const PerfRecording perf(s.server.pid(), opts.Get("perf", ""));
   for (size_t run = 0; run < runs; ++run) {
     std::string url = s.Api("/tree?recursive=true&limit=" + std::to_string(page));
     size_t seen = 0, pages = 0;
@@ -293,6 +295,7 @@ void RunBatch(const Options& opts) {
   Log("registering " + std::to_string(ops) + " files");
   const ManyFiles files = MakeManyFiles(ops, 11);
   s.Upload(files.xorbs, files.shard);
+  const PerfRecording perf(s.server.pid(), opts.Get("perf", ""));
   auto body_for = [&](size_t run) {
     std::string body;
     for (size_t i = 0; i < ops; ++i) {
