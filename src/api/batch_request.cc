@@ -80,7 +80,7 @@ Error SourceBucketField(const json& j, bool required, std::string_view self, std
   return {};
 }
 
-// Whether directory `a` is `b` or lies inside it (or the reverse).
+// Whether directory `a` is `b` or lies inside it, or the reverse.
 bool Overlap(std::string_view a, std::string_view b) {
   auto inside = [](std::string_view x, std::string_view dir) {
     return x == dir || (x.size() > dir.size() && x.starts_with(dir) && x[dir.size()] == '/');
@@ -132,8 +132,11 @@ Error ParseOp(const json& j, std::string_view self, BatchRequestOp* out) {
       op.kind = BucketOp::Kind::kMovePrefix;
       if (j.contains("sourceRepoId")) return "movePrefix works within one bucket (no sourceRepoId)";
     }
-    if (op.source_bucket.empty() && Overlap(op.from, op.to)) {
-      return "\"from\" and \"to\" may not be the same directory or contain each other";
+    // A copy reads the source as it was before the operation, so it may target its own
+    // subdirectory; a move may not (its sources are removed afterwards).
+    if (op.kind == BucketOp::Kind::kMovePrefix && Overlap(op.from, op.to)) {
+      return "movePrefix: \"from\" and \"to\" may not be the same directory or contain each "
+             "other";
     }
   } else {
     return "unknown operation type '" + type +

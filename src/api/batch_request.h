@@ -7,8 +7,8 @@
 //   {"type": "movePrefix", "from", "to"}                    (xetstore extension)
 // Two kinds of errors: a body that is not NDJSON objects fails as a whole (nothing is
 // applied); an object that is not a valid operation (unknown type, missing or mistyped
-// field, invalid path or hash, copy from a non-bucket repository) fails alone and is
-// reported in the answer's "failed" list.
+// field, invalid path or hash, copy from a non-bucket repository, a move into itself) fails
+// alone and is reported in the answer's "failed" list.
 #pragma once
 
 #include <cstddef>

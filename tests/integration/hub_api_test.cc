@@ -830,6 +830,18 @@ TEST_F(HubApiTest, MovePrefixAndCopyPrefixAreMetadataOperations) {
   const auto moved = Fetch("GET", Resolve("ns/p", "moved/here/sub/b"), Auth(admin_));
   EXPECT_TRUE(moved.body == Bytes(testing::RandomBytes(20'000, 13)));
 
+  // Copy a directory into its own subdirectory: the copy reads the source as it was.
+  BatchOk("ns/p", admin_, {{{"type", "copyPrefix"}, {"from", "dir2"}, {"to", "dir2/nested"}}});
+  EXPECT_EQ(Paths(ListAll(Api("ns/p", "/tree/dir2?recursive=true"), admin_)),
+            (std::vector<std::string>{"file:dir2/keep", "file:dir2/nested/keep"}));
+  // A move into itself, or of nothing, fails alone.
+  const auto bad = Batch("ns/p", admin_,
+                         {{{"type", "movePrefix"}, {"from", "dir2"}, {"to", "dir2/x"}},
+                          {{"type", "movePrefix"}, {"from", "nothing"}, {"to", "x"}}});
+  EXPECT_EQ(bad.status, 422) << bad.body;
+  EXPECT_EQ(json::parse(bad.body)["failed"].size(), 2u) << bad.body;
+  BatchOk("ns/p", admin_, {DeleteFile("dir2/nested/keep")});
+
   // Copy a directory from p into q (another bucket): p is unchanged.
   BatchOk(
       "ns/q", admin_,

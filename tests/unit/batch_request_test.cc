@@ -145,7 +145,6 @@ TEST(BatchRequestTest, InvalidOperationsFailAlone) {
       {R"({"type":"copyFile","path":"a","xetHash":")" + kHashA +
            R"(","sourceRepoType":"bucket","sourceRepoId":"ns/../x"})",
        "a", "invalid \"sourceRepoId\""},
-      {R"({"type":"copyPrefix","from":"a","to":"a/b"})", "a", "contain each other"},
       {R"({"type":"movePrefix","from":"a/b","to":"a"})", "a/b", "contain each other"},
       {R"({"type":"movePrefix","from":"a","to":"a"})", "a", "contain each other"},
       {R"({"type":"movePrefix","from":"a","to":"b","sourceRepoId":"x/y"})", "a",
@@ -163,13 +162,21 @@ TEST(BatchRequestTest, InvalidOperationsFailAlone) {
   }
 }
 
-TEST(BatchRequestTest, PrefixesThatOnlyShareLeadingCharactersDoNotOverlap) {
+TEST(BatchRequestTest, OverlapRulesOfPrefixOperations) {
   const auto ops = Parse(R"({"type":"movePrefix","from":"data","to":"data2"})"
                          "\n"
-                         R"({"type":"copyPrefix","from":"a","to":"a/b","sourceRepoId":"o/b"})");
-  ASSERT_EQ(ops.size(), 2u);
+                         R"({"type":"movePrefix","from":"data2","to":"data"})"
+                         "\n"
+                         R"({"type":"copyPrefix","from":"a","to":"a/b"})"
+                         "\n"
+                         R"({"type":"copyPrefix","from":"a/b","to":"a"})");
+  ASSERT_EQ(ops.size(), 4u);
+  // Prefixes that only share leading characters are different directories.
   EXPECT_TRUE(ops[0].op) << ops[0].error;
-  EXPECT_TRUE(ops[1].op) << ops[1].error;  // from another bucket: no overlap possible
+  EXPECT_TRUE(ops[1].op) << ops[1].error;
+  // A copy reads its source as it was before: it may target its own subdirectory.
+  EXPECT_TRUE(ops[2].op) << ops[2].error;
+  EXPECT_TRUE(ops[3].op) << ops[3].error;
 }
 
 TEST(BatchRequestTest, ValidAndInvalidOperationsKeepTheirOrder) {
