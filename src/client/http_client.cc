@@ -3,6 +3,7 @@
 #include <curl/curl.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -186,8 +187,45 @@ std::optional<std::string_view> ClientResponse::Header(std::string_view name) co
   return std::nullopt;
 }
 
+// DNS answers and TLS sessions shared by every handle of one client, so a new pooled
+// handle resumes a TLS session instead of a full handshake. libcurl calls the lock
+// callbacks around each access to the shared data.
+class CurlShare {
+ public:
+  CurlShare() : share_(CurlGlobalInit() ? curl_share_init() : nullptr) {
+    if (share_ == nullptr) return;
+    curl_share_setopt(share_, CURLSHOPT_LOCKFUNC, Lock);
+    curl_share_setopt(share_, CURLSHOPT_UNLOCKFUNC, Unlock);
+    curl_share_setopt(share_, CURLSHOPT_USERDATA, this);
+    curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+  }
+  ~CurlShare() {
+    if (share_ != nullptr) curl_share_cleanup(share_);
+  }
+  CurlShare(const CurlShare&) = delete;
+  CurlShare& operator=(const CurlShare&) = delete;
+
+  CURLSH* get() const { return share_; }
+
+ private:
+  static std::mutex* MutexFor(void* user, curl_lock_data data) {
+    auto* self = static_cast<CurlShare*>(user);
+    const auto i = static_cast<size_t>(data);
+    return i < self->mutexes_.size() ? &self->mutexes_[i] : &self->mutexes_[0];
+  }
+  static void Lock(CURL*, curl_lock_data data, curl_lock_access, void* user) {
+    MutexFor(user, data)->lock();
+  }
+  static void Unlock(CURL*, curl_lock_data data, void* user) { MutexFor(user, data)->unlock(); }
+
+  CURLSH* share_;
+  std::array<std::mutex, CURL_LOCK_DATA_LAST> mutexes_;
+};
+
 struct HttpClient::Impl {
   HttpClientOptions options;
+  CurlShare share;  // declared before `idle`: outlives every handle that uses it
   std::mutex mu;
   std::vector<CurlPtr> idle;  // guarded by mu
   std::mt19937_64 rng;        // guarded by mu
@@ -236,6 +274,7 @@ struct HttpClient::Impl {
     curl_easy_setopt(h, CURLOPT_UPLOAD_BUFFERSIZE, kSendBufferBytes);
     curl_easy_setopt(h, CURLOPT_USERAGENT, options.user_agent.c_str());
     curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+    if (share.get() != nullptr) curl_easy_setopt(h, CURLOPT_SHARE, share.get());
     if (options.accept_encoding) curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, OnHeader);

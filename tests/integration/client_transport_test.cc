@@ -6,6 +6,7 @@
 #include <atomic>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "client/cas_client.h"
 #include "client/http_client.h"
@@ -208,6 +209,32 @@ TEST_F(ClientTransportTest, UploadThenFetchEveryWay) {
   CasClient other(http, *other_tokens);
   EXPECT_EQ(other.GetReconstruction(a.file_hash, std::nullopt).status().code(),
             Status::Code::kNotFound);
+}
+
+TEST_F(ClientTransportTest, OneClientServesManyThreads) {
+  HttpClient http;
+  auto tokens = Static(writer_);
+  CasClient cas(http, *tokens);
+  std::vector<uint8_t> base_data, data;
+  const UploadArtifacts base = testing::PrepareInterleavedUpload(40, 2000, 21, &base_data);
+  UploadAll(cas, base);
+  const UploadArtifacts a = testing::PrepareSparseFile(base, base_data, 2, &data);
+  ASSERT_TRUE(cas.UploadShard(Bytes(a.shard_bytes)).ok());
+  const std::string want = testing::AsString(data);
+  std::atomic<int> good = 0;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 5; ++i) {
+        auto recon = cas.GetReconstruction(a.file_hash, std::nullopt);
+        if (!recon.ok()) continue;
+        const FetchMode mode = (t + i) % 2 == 0 ? FetchMode::kWholeEntry : FetchMode::kEachRange;
+        if (Rebuild(cas, *recon, data.size(), mode) == want) ++good;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(good.load(), 40);
 }
 
 TEST_F(ClientTransportTest, CompressedTextFileAndDedupQuery) {
