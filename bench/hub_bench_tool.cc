@@ -24,13 +24,13 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
-#include <regex>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "cas_bench_support.h"
+#include "client/wire.h"
 #include "format/merkle.h"
 #include "format/shard_types.h"
 #include "format/shard_writer.h"
@@ -198,11 +198,7 @@ std::string ListPath(size_t i) {
   return buf;
 }
 
-std::string NextLink(const std::string& link) {
-  static const std::regex kNext("<([^>]*)>;\\s*rel=\"next\"");
-  std::smatch m;
-  return std::regex_search(link, m, kNext) ? m[1].str() : std::string();
-}
+std::string NextLink(const std::string& link) { return NextLinkUrl(link).value_or(std::string()); }
 
 void RunList(const Options& opts) {
   const size_t entries = opts.GetSize("entries", 100'000);

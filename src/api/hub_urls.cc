@@ -3,11 +3,6 @@
 namespace xet {
 namespace {
 
-bool Unreserved(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-         c == '.' || c == '_' || c == '~';
-}
-
 std::string Join(std::string_view public_url, std::string_view path) {
   std::string out(public_url);
   while (!out.empty() && out.back() == '/') out.pop_back();
@@ -16,23 +11,6 @@ std::string Join(std::string_view public_url, std::string_view path) {
 }
 
 }  // namespace
-
-std::string PercentEncode(std::string_view text, bool keep_slash) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    if (Unreserved(c) || (keep_slash && c == '/')) {
-      out += c;
-      continue;
-    }
-    const auto b = static_cast<unsigned char>(c);
-    out += '%';
-    out += kHex[b >> 4];
-    out += kHex[b & 0xF];
-  }
-  return out;
-}
 
 // Bucket names are [A-Za-z0-9._-] (api/bucket_path.h): they need no encoding.
 std::string BucketPageUrl(std::string_view public_url, std::string_view full_name) {

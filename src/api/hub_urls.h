@@ -5,13 +5,10 @@
 #include <string>
 #include <string_view>
 
+#include "common/percent_encode.h"  // PercentEncode, used with these URLs
 #include "format/hash.h"
 
 namespace xet {
-
-// Percent-encodes every byte outside RFC 3986's unreserved set (A-Z a-z 0-9 - . _ ~);
-// with `keep_slash`, '/' is kept too (for a path made of several segments).
-std::string PercentEncode(std::string_view text, bool keep_slash = false);
 
 // <public>/buckets/NS/NAME — the bucket's page, as create answers name it.
 std::string BucketPageUrl(std::string_view public_url, std::string_view full_name);

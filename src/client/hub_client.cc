@@ -4,6 +4,7 @@
 
 #include "client/wire.h"
 #include "common/bucket_path.h"
+#include "common/percent_encode.h"
 
 namespace xet {
 namespace {
@@ -153,7 +154,7 @@ Status HubClient::ListTree(const std::string& bucket_id, const std::string& pref
   XET_RETURN_IF_ERROR(ValidateBucketId(bucket_id));
   XET_ASSIGN_OR_RETURN(std::string p, NormalizeBucketPrefix(prefix));
   std::string url = endpoint_ + "/api/buckets/" + bucket_id + "/tree";
-  if (!p.empty()) url += "/" + PercentEncodePath(p);
+  if (!p.empty()) url += "/" + PercentEncode(p, /*keep_slash=*/true);
   url += recursive ? "?recursive=true" : "?recursive=false";
   return Paginate(Call{http_, token_}, endpoint_, std::move(url), "list " + bucket_id,
                   [&](const std::string& body) -> Result<bool> {

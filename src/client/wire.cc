@@ -54,11 +54,6 @@ bool GetU32(const json& obj, const char* key, uint32_t* out) {
   return true;
 }
 
-bool Unreserved(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-         c == '.' || c == '_' || c == '~';
-}
-
 // Fixed-width decimal digits of `s` at `pos`.
 std::optional<int> Digits(std::string_view s, size_t pos, size_t n) {
   if (pos + n > s.size()) return std::nullopt;
@@ -289,23 +284,6 @@ std::optional<std::string> NextLinkUrl(std::string_view header) {
     pos = end;
   }
   return std::nullopt;
-}
-
-std::string PercentEncodePath(std::string_view text, bool keep_slash) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    if (Unreserved(c) || (keep_slash && c == '/')) {
-      out += c;
-      continue;
-    }
-    const auto b = static_cast<unsigned char>(c);
-    out += '%';
-    out += kHex[b >> 4];
-    out += kHex[b & 0xF];
-  }
-  return out;
 }
 
 Result<RemoteBucket> ParseBucketJson(std::string_view body) {

@@ -25,10 +25,6 @@ Result<int64_t> ParseIsoMillis(std::string_view text);
 // quoted or bare rel values, rel lists like "next last").
 std::optional<std::string> NextLinkUrl(std::string_view link_header);
 
-// Percent-encodes a bucket path for a URL path: every byte except unreserved characters and
-// '/' (when keep_slash).
-std::string PercentEncodePath(std::string_view text, bool keep_slash = true);
-
 // {"id", "private", "createdAt", "size", "totalFiles"}
 Result<RemoteBucket> ParseBucketJson(std::string_view body);
 // [bucket, ...]

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "client/wire.h"
+#include "common/percent_encode.h"
 
 namespace xet {
 namespace {
@@ -41,9 +42,9 @@ TEST(ClientWireTest, NextLinks) {
 }
 
 TEST(ClientWireTest, PercentEncoding) {
-  EXPECT_EQ(PercentEncodePath("a/b c/d%e?f#g"), "a/b%20c/d%25e%3Ff%23g");
-  EXPECT_EQ(PercentEncodePath("a/b", false), "a%2Fb");
-  EXPECT_EQ(PercentEncodePath("\xC3\xA9~._-"), "%C3%A9~._-");
+  EXPECT_EQ(PercentEncode("a/b c/d%e?f#g", true), "a/b%20c/d%25e%3Ff%23g");
+  EXPECT_EQ(PercentEncode("a/b", false), "a%2Fb");
+  EXPECT_EQ(PercentEncode("\xC3\xA9~._-", true), "%C3%A9~._-");
 }
 
 TEST(ClientWireTest, EntryListing) {
