@@ -28,6 +28,17 @@ std::vector<uint8_t> MakeRandom(size_t n) {
   return out;
 }
 
+std::vector<uint8_t> LoadFile(const char* path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    std::fprintf(stderr, "cannot read %s\n", path);
+    std::exit(1);
+  }
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
 std::vector<uint8_t> MakeText(size_t n) {
   static const char* kWords[] = {
       "model",    "layer", "weight",   "tensor", "the",     "of",    "2026",    "ckpt",
@@ -49,17 +60,6 @@ std::vector<uint8_t> MakeText(size_t n) {
   out.resize(n);
   return out;
 }
-
-std::vector<uint8_t> LoadFile(const char* path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    std::fprintf(stderr, "cannot read %s\n", path);
-    std::exit(1);
-  }
-  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
-}
-
-}  // namespace
 
 size_t BenchBytes() {
   if (const char* env = std::getenv("XETSTORE_BENCH_BYTES")) return std::stoull(env);

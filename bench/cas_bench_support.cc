@@ -286,4 +286,38 @@ HttpResponse HttpClient::Request(const std::string& method, const std::string& u
   return r;
 }
 
+std::string ToolOptions::Get(const std::string& key, const std::string& def) const {
+  const auto it = values.find(key);
+  return it == values.end() ? def : it->second;
+}
+
+size_t ToolOptions::GetSize(const std::string& key, size_t def) const {
+  const auto it = values.find(key);
+  return it == values.end() ? def : static_cast<size_t>(std::stoull(it->second));
+}
+
+ToolOptions ParseToolOptions(int argc, char** argv, const std::string& usage) {
+  if (argc < 2) throw std::runtime_error(usage);
+  ToolOptions o;
+  o.mode = argv[1];
+  for (int i = 2; i < argc; ++i) {
+    const std::string k = argv[i];
+    if (!k.starts_with("--") || i + 1 >= argc) throw std::runtime_error("bad option: " + k);
+    o.values[k.substr(2)] = argv[++i];
+  }
+  if (o.values.count("xetstore") == 0) {
+    char self[4096];
+    const ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n <= 0) throw std::runtime_error("pass --xetstore");
+    self[n] = '\0';
+    o.values["xetstore"] = (std::filesystem::path(self).parent_path() / "xetstore").string();
+  }
+  return o;
+}
+
+nlohmann::json Machine() {
+  return {
+      {"cpu", CpuModel()}, {"cores", std::thread::hardware_concurrency()}, {"load", LoadAverage()}};
+}
+
 }  // namespace xet::bench

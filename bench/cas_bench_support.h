@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <span>
 #include <string>
@@ -119,5 +120,22 @@ class HttpClient {
 };
 
 inline std::string Bearer(const std::string& token) { return "Authorization: Bearer " + token; }
+
+// A bench tool's command line: `TOOL MODE [--key value]...`.
+struct ToolOptions {
+  std::string mode;
+  std::map<std::string, std::string> values;
+
+  // The value of --key, or `def` when absent.
+  std::string Get(const std::string& key, const std::string& def) const;
+  // The value of --key as an unsigned number, or `def` when absent; throws when not a number.
+  size_t GetSize(const std::string& key, size_t def) const;
+};
+// Parses argv as above; `usage` is the message thrown (std::runtime_error) when no mode is
+// given. --xetstore defaults to the `xetstore` binary beside the running tool.
+ToolOptions ParseToolOptions(int argc, char** argv, const std::string& usage);
+
+// {"cpu":..,"cores":..,"load":..}: the machine facts printed with every result.
+nlohmann::json Machine();
 
 }  // namespace xet::bench

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "api/xorb_ingest.h"
+#include "bench_data.h"
 #include "cas_bench_support.h"
 #include "format/keyed_hash.h"
 #include "format/merkle.h"
@@ -58,46 +59,7 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-// ---------------------------------------------------------------------------------------
-// Options
-
-struct Options {
-  std::string mode;
-  std::map<std::string, std::string> values;
-
-  std::string Get(const std::string& key, const std::string& def) const {
-    auto it = values.find(key);
-    return it == values.end() ? def : it->second;
-  }
-  size_t GetSize(const std::string& key, size_t def) const {
-    auto it = values.find(key);
-    return it == values.end() ? def : static_cast<size_t>(std::stoull(it->second));
-  }
-};
-
-Options ParseOptions(int argc, char** argv) {
-  if (argc < 2) throw std::runtime_error("usage: cas_bench_tool recon|ingest|commit|wrk [--k v]");
-  Options o;
-  o.mode = argv[1];
-  for (int i = 2; i < argc; ++i) {
-    std::string k = argv[i];
-    if (!k.starts_with("--") || i + 1 >= argc) throw std::runtime_error("bad option: " + k);
-    o.values[k.substr(2)] = argv[++i];
-  }
-  if (o.values.count("xetstore") == 0) {
-    char self[4096];
-    const ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (n <= 0) throw std::runtime_error("pass --xetstore");
-    self[n] = '\0';
-    o.values["xetstore"] = (std::filesystem::path(self).parent_path() / "xetstore").string();
-  }
-  return o;
-}
-
-json Machine() {
-  return {
-      {"cpu", CpuModel()}, {"cores", std::thread::hardware_concurrency()}, {"load", LoadAverage()}};
-}
+using Options = ToolOptions;
 
 // ---------------------------------------------------------------------------------------
 // Test data
@@ -115,29 +77,6 @@ void FillRandom(uint64_t seed, std::span<uint8_t> out) {
     const uint64_t v = SplitMix(state);
     std::memcpy(out.data() + i, &v, std::min<size_t>(8, out.size() - i));
   }
-}
-
-// Text-like (compressible) bytes, as bench_data.cc's generator, with a seed.
-std::vector<uint8_t> MakeText(size_t n, uint64_t seed) {
-  static const char* kWords[] = {
-      "model",    "layer", "weight",   "tensor", "the",     "of",    "2026",    "ckpt",
-      "gradient", "0.125", "-3.5e-4",  ",",      "\n",      "Tesla", "Seattle", "electric",
-      "battery",  "id=",   "WA,98101", "King",   "Model 3", "2019",  "BEV",     "215"};
-  constexpr size_t kNumWords = sizeof(kWords) / sizeof(kWords[0]);
-  std::vector<uint8_t> out;
-  out.reserve(n + 32);
-  uint64_t x = seed;
-  while (out.size() < n) {
-    const char* w = kWords[SplitMix(x) % kNumWords];
-    while (*w) out.push_back(static_cast<uint8_t>(*w++));
-    out.push_back(' ');
-    if (SplitMix(x) % 16 == 0) {
-      const std::string num = std::to_string(SplitMix(x) % 1000000);
-      out.insert(out.end(), num.begin(), num.end());
-    }
-  }
-  out.resize(n);
-  return out;
 }
 
 // `num_xorbs` xorbs of `chunks` random chunks of `chunk_bytes`, stored uncompressed.
@@ -378,7 +317,7 @@ constexpr size_t kIngestChunkBytes = 64 * 1024;
 
 class IngestCorpus {
  public:
-  IngestCorpus() : text_(MakeText(kIngestChunks * kIngestChunkBytes, 12345)) {
+  IngestCorpus() : text_(MakeText(kIngestChunks * kIngestChunkBytes)) {
     for (size_t i = 0; i < kIngestChunks; ++i) hashes_.push_back(ChunkHash(Chunk(i)));
   }
 
@@ -688,7 +627,8 @@ int main(int argc, char** argv) {
   curl_global_init(CURL_GLOBAL_DEFAULT);
   int rc = 0;
   try {
-    const Options opts = ParseOptions(argc, argv);
+    const Options opts =
+        ParseToolOptions(argc, argv, "usage: cas_bench_tool recon|ingest|commit|wrk [--k v]");
     Emit({{"bench", "machine"}, {"mode", opts.mode}, {"machine", Machine()}});
     if (opts.mode == "recon") {
       RunRecon(opts);

@@ -42,43 +42,7 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-struct Options {
-  std::string mode;
-  std::map<std::string, std::string> values;
-
-  std::string Get(const std::string& key, const std::string& def) const {
-    auto it = values.find(key);
-    return it == values.end() ? def : it->second;
-  }
-  size_t GetSize(const std::string& key, size_t def) const {
-    auto it = values.find(key);
-    return it == values.end() ? def : static_cast<size_t>(std::stoull(it->second));
-  }
-};
-
-Options ParseOptions(int argc, char** argv) {
-  if (argc < 2) throw std::runtime_error("usage: hub_bench_tool list|batch [--k v]");
-  Options o;
-  o.mode = argv[1];
-  for (int i = 2; i < argc; ++i) {
-    std::string k = argv[i];
-    if (!k.starts_with("--") || i + 1 >= argc) throw std::runtime_error("bad option: " + k);
-    o.values[k.substr(2)] = argv[++i];
-  }
-  if (o.values.count("xetstore") == 0) {
-    char self[4096];
-    const ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (n <= 0) throw std::runtime_error("pass --xetstore");
-    self[n] = '\0';
-    o.values["xetstore"] = (std::filesystem::path(self).parent_path() / "xetstore").string();
-  }
-  return o;
-}
-
-json Machine() {
-  return {
-      {"cpu", CpuModel()}, {"cores", std::thread::hardware_concurrency()}, {"load", LoadAverage()}};
-}
+using Options = ToolOptions;
 
 std::span<const uint8_t> Bytes(const std::string& s) {
   return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
@@ -331,7 +295,7 @@ int main(int argc, char** argv) {
   curl_global_init(CURL_GLOBAL_DEFAULT);
   int rc = 0;
   try {
-    const Options opts = ParseOptions(argc, argv);
+    const Options opts = ParseToolOptions(argc, argv, "usage: hub_bench_tool list|batch [--k v]");
     Emit({{"bench", "machine"}, {"mode", opts.mode}, {"machine", Machine()}});
     if (opts.mode == "list") {
       RunList(opts);
