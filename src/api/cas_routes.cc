@@ -1,22 +1,11 @@
 #include "api/cas_routes.h"
 
+#include "server/route_table.h"
+
 namespace xet {
 
 Status RegisterCasRoutes(Router& router, CasService& s) {
-  using H = HttpResponse (CasService::*)(const HttpRequest&, const RouteParams&);
-  auto bind = [&s](H method) {
-    return [&s, method](const HttpRequest& req, const RouteParams& params) {
-      return (s.*method)(req, params);
-    };
-  };
-  struct Route {
-    const char* method;
-    const char* pattern;
-    H handler;
-    const char* name;
-    uint64_t max_body;
-  };
-  const Route routes[] = {
+  static constexpr MemberRoute<CasService> kRoutes[] = {
       {"POST", "/v1/xorbs/{prefix}/{hash}", &CasService::UploadXorb, "xorb_upload", kMaxXorbBody},
       {"HEAD", "/v1/xorbs/{prefix}/{hash}", &CasService::HeadXorb, "xorb_head", 0},
       {"POST", "/v1/shards", &CasService::UploadShard, "shard_upload", kMaxShardBody},
@@ -33,13 +22,7 @@ Status RegisterCasRoutes(Router& router, CasService& s) {
       {"GET", "/v2/file-chunk-hashes/{file_id}", &CasService::GetFileChunkHashes,
        "file_chunk_hashes", 0},
   };
-  for (const Route& r : routes) {
-    RouteOptions opts;
-    opts.name = r.name;
-    opts.max_body_bytes = r.max_body;
-    XET_RETURN_IF_ERROR(router.Add(r.method, r.pattern, bind(r.handler), opts));
-  }
-  return Status::Ok();
+  return RegisterMemberRoutes<CasService>(router, s, kRoutes);
 }
 
 }  // namespace xet

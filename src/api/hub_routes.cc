@@ -1,22 +1,11 @@
 #include "api/hub_routes.h"
 
+#include "server/route_table.h"
+
 namespace xet {
 
 Status RegisterHubRoutes(Router& router, HubService& s) {
-  using H = HttpResponse (HubService::*)(const HttpRequest&, const RouteParams&);
-  auto bind = [&s](H method) {
-    return [&s, method](const HttpRequest& req, const RouteParams& params) {
-      return (s.*method)(req, params);
-    };
-  };
-  struct Route {
-    const char* method;
-    const char* pattern;
-    H handler;
-    const char* name;
-    uint64_t max_body;
-  };
-  const Route routes[] = {
+  static constexpr MemberRoute<HubService> kRoutes[] = {
       {"POST", "/api/buckets/{ns}/{name}", &HubService::CreateBucket, "bucket_create",
        kMaxBucketJsonBody},
       {"GET", "/api/buckets/{ns}/{name}", &HubService::GetBucketInfo, "bucket_info", 0},
@@ -38,13 +27,7 @@ Status RegisterHubRoutes(Router& router, HubService& s) {
        kMaxPathsInfoBody},
       {"GET", "/buckets/{ns}/{name}/resolve/{*path}", &HubService::Resolve, "bucket_resolve", 0},
   };
-  for (const Route& r : routes) {
-    RouteOptions opts;
-    opts.name = r.name;
-    opts.max_body_bytes = r.max_body;
-    XET_RETURN_IF_ERROR(router.Add(r.method, r.pattern, bind(r.handler), opts));
-  }
-  return Status::Ok();
+  return RegisterMemberRoutes<HubService>(router, s, kRoutes);
 }
 
 }  // namespace xet
