@@ -26,17 +26,6 @@ using testing::SerializeForUpload;
 using testing::ServerProcess;
 using testing::UploadArtifacts;
 
-// Creates a token with `xetstore token create` against the server's data directory.
-std::string CreateToken(const ServerProcess& s, const std::string& perm, const std::string& scope) {
-  const auto r =
-      testing::RunXetstore("token --data-dir " + s.data_dir() + " create --name t --permission " +
-                           perm + " --scope " + scope);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  std::string t = r.out;
-  while (!t.empty() && t.back() == '\n') t.pop_back();
-  return t;
-}
-
 HttpResult PostXorb(const ServerProcess& s, const std::string& token, const SerializedXorb& x) {
   return Fetch("POST", s.url() + "/v1/xorbs/default/" + x.hash.ToHex(), {Bearer(token)},
                testing::AsString(x.bytes));
@@ -126,9 +115,9 @@ class CasServerTest : public ::testing::Test {
     server_ = std::make_unique<ServerProcess>(testing::MakeTempDir("cas"));
     admin_ = server_->AdminToken();
     ASSERT_TRUE(admin_.starts_with("hf_")) << admin_;
-    writer_ = CreateToken(*server_, "write", "team/a");
-    reader_ = CreateToken(*server_, "read", "team/a");
-    other_ = CreateToken(*server_, "write", "team/b");
+    writer_ = server_->CreateToken("write", "team/a");
+    reader_ = server_->CreateToken("read", "team/a");
+    other_ = server_->CreateToken("write", "team/b");
   }
 
   std::string Url(const std::string& path) const { return server_->url() + path; }

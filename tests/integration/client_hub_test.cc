@@ -21,16 +21,6 @@ namespace {
 using testing::ServerProcess;
 using testing::UploadArtifacts;
 
-std::string CreateToken(const ServerProcess& s, const std::string& perm, const std::string& scope) {
-  const auto r =
-      testing::RunXetstore("token --data-dir " + s.data_dir() + " create --name t --permission " +
-                           perm + " --scope " + scope);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  std::string t = r.out;
-  while (!t.empty() && t.back() == '\n') t.pop_back();
-  return t;
-}
-
 HttpClientOptions Fast() {
   HttpClientOptions o;
   o.retry.max_attempts = 2;
@@ -132,8 +122,8 @@ TEST_F(ClientHubTest, ListingFollowsPagination) {
 TEST_F(ClientHubTest, PermissionsMapToStatuses) {
   ASSERT_TRUE(hub_->CreateBucket("team/private", true).ok());
   ASSERT_TRUE(hub_->CreateBucket("team/public", false).ok());
-  const std::string reader = CreateToken(*server_, "read", "team/private");
-  const std::string outsider = CreateToken(*server_, "write", "elsewhere/x");
+  const std::string reader = server_->CreateToken("read", "team/private");
+  const std::string outsider = server_->CreateToken("write", "elsewhere/x");
   HubClient read_hub(*http_, server_->url(), reader);
   HubClient out_hub(*http_, server_->url(), outsider);
   HubClient anon(*http_, server_->url(), "");
@@ -155,7 +145,7 @@ TEST_F(ClientHubTest, PermissionsMapToStatuses) {
 TEST_F(ClientHubTest, UploadRegisterListAndDownloadThroughBucketTokens) {
   ASSERT_TRUE(hub_->CreateBucket("team/a", true).ok());
   ASSERT_TRUE(hub_->CreateBucket("team/b", true).ok());
-  const std::string writer = CreateToken(*server_, "write", "team/a");
+  const std::string writer = server_->CreateToken("write", "team/a");
   HubClient hub(*http_, server_->url(), writer);
 
   // Upload with a minted write token (refreshed by the caching source as needed).
@@ -280,13 +270,13 @@ TEST_F(ClientHubTest, UploadRegisterListAndDownloadThroughBucketTokens) {
   EXPECT_EQ(rebuilt, testing::AsString(data));
 
   // The other bucket's read token does not see team/a's file... until team/b references it.
-  const std::string b_reader = CreateToken(*server_, "read", "team/b");
+  const std::string b_reader = server_->CreateToken("read", "team/b");
   HubClient b_hub(*http_, server_->url(), b_reader);
   auto b_tokens = MakeHubTokenSource(b_hub, "team/b", false);
   CasClient b_cas(*http_, *b_tokens);
   EXPECT_TRUE(b_cas.GetReconstruction(a.file_hash, std::nullopt).ok());  // copied above
   ASSERT_TRUE(hub_->CreateBucket("team/c", true).ok());
-  const std::string c_reader = CreateToken(*server_, "read", "team/c");
+  const std::string c_reader = server_->CreateToken("read", "team/c");
   HubClient c_hub(*http_, server_->url(), c_reader);
   auto c_tokens = MakeHubTokenSource(c_hub, "team/c", false);
   CasClient c_cas(*http_, *c_tokens);

@@ -27,16 +27,6 @@ using testing::ScriptedRequest;
 using testing::ServerProcess;
 using testing::UploadArtifacts;
 
-std::string CreateToken(const ServerProcess& s, const std::string& perm, const std::string& scope) {
-  const auto r =
-      testing::RunXetstore("token --data-dir " + s.data_dir() + " create --name t --permission " +
-                           perm + " --scope " + scope);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  std::string t = r.out;
-  while (!t.empty() && t.back() == '\n') t.pop_back();
-  return t;
-}
-
 // A policy that retries quickly, for tests.
 HttpClientOptions FastRetries(int attempts, std::atomic<int>* retries = nullptr) {
   HttpClientOptions o;
@@ -128,8 +118,8 @@ class ClientTransportTest : public ::testing::Test {
  protected:
   void SetUp() override {
     server_ = std::make_unique<ServerProcess>(testing::MakeTempDir("client"));
-    writer_ = CreateToken(*server_, "write", "team/a");
-    other_ = CreateToken(*server_, "write", "team/b");
+    writer_ = server_->CreateToken("write", "team/a");
+    other_ = server_->CreateToken("write", "team/b");
   }
 
   // A user token used directly against the CAS (the bucket token endpoints mint CAS

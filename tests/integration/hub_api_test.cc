@@ -33,16 +33,6 @@ const char* const kJson = "Content-Type: application/json";
 const char* const kNdjson = "Content-Type: application/x-ndjson";
 const char* const kFileInfoAccept = "Accept: application/vnd.xet-fileinfo+json, */*";
 
-std::string CreateToken(const ServerProcess& s, const std::string& perm, const std::string& scope) {
-  std::string args = "token --data-dir " + s.data_dir() + " create --name t --permission " + perm;
-  if (!scope.empty()) args += " --scope " + scope;
-  const auto r = testing::RunXetstore(args);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  std::string t = r.out;
-  while (!t.empty() && t.back() == '\n') t.pop_back();
-  return t;
-}
-
 std::vector<std::string> Auth(const std::string& token) {
   return token.empty() ? std::vector<std::string>{} : std::vector<std::string>{Bearer(token)};
 }
@@ -100,7 +90,7 @@ class HubApiTest : public ::testing::Test {
     return Url("/buckets/" + bucket + "/resolve/" + path);
   }
   std::string Token(const std::string& perm, const std::string& scope) const {
-    return CreateToken(*server_, perm, scope);
+    return server_->CreateToken(perm, scope);
   }
 
   HttpResult Create(const std::string& bucket, const std::string& token,

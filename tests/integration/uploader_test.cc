@@ -34,15 +34,6 @@ namespace {
 using testing::ServerProcess;
 using testing::TempDir;
 
-std::string CreateToken(const ServerProcess& s) {
-  const auto r = testing::RunXetstore("token --data-dir " + s.data_dir() +
-                                      " create --name up --permission write --scope team/a");
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  std::string t = r.out;
-  while (!t.empty() && t.back() == '\n') t.pop_back();
-  return t;
-}
-
 std::vector<uint8_t> Random(size_t n, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<uint8_t> v(n);
@@ -101,7 +92,7 @@ class UploaderTest : public ::testing::Test {
 
   void Start() {
     server_ = std::make_unique<ServerProcess>(data_dir_);
-    if (token_.empty()) token_ = CreateToken(*server_);
+    if (token_.empty()) token_ = server_->CreateToken("write", "team/a");
     HttpClientOptions o;
     o.retry.max_attempts = 3;
     o.retry.base_delay = std::chrono::milliseconds(5);

@@ -12,6 +12,8 @@
 #include <fstream>
 #include <thread>
 
+#include "support/subprocess.h"
+
 namespace xet::testing {
 namespace {
 
@@ -99,6 +101,18 @@ void ServerProcess::Kill() {
   int status = 0;
   ::waitpid(pid_, &status, 0);
   pid_ = -1;
+}
+
+std::string ServerProcess::CreateToken(const std::string& permission,
+                                       const std::string& scope) const {
+  std::string args =
+      "token --data-dir " + data_dir_ + " create --name t --permission " + permission;
+  if (!scope.empty()) args += " --scope " + scope;
+  const CommandResult r = RunXetstore(args);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::string token = r.out;
+  while (!token.empty() && token.back() == '\n') token.pop_back();
+  return token;
 }
 
 }  // namespace xet::testing

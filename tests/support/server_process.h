@@ -21,6 +21,10 @@ class ServerProcess {
   const std::string& data_dir() const { return data_dir_; }
   // The admin token written on first start to <data-dir>/admin-token.
   std::string AdminToken() const;
+  // Creates a token with `xetstore token create` on this server's data directory and
+  // returns its hf_ secret; `scope` "" makes it unscoped. Fails the test when the command
+  // fails.
+  std::string CreateToken(const std::string& permission, const std::string& scope) const;
   // Everything the process wrote to stderr so far.
   std::string Log() const;
 
