@@ -3,9 +3,15 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
+#include <memory>
 
+#include "cli/bucket_commands.h"
+#include "cli/cp_command.h"
 #include "cli/hash_commands.h"
+#include "cli/ls_command.h"
 #include "cli/output.h"
+#include "cli/remote_options.h"
+#include "cli/rm_command.h"
 #include "cli/serve_command.h"
 
 namespace xet::cli {
@@ -18,14 +24,27 @@ int RunApp(int argc, char** argv) {
       "xetstore"};
   app.set_version_flag("--version", "xetstore 0.1.0");
   app.require_subcommand(1);
+  app.footer(
+      "Client commands (buckets, ls, cp, rm) reach the server at --endpoint\n"
+      "($XETSTORE_ENDPOINT, $HF_ENDPOINT, http://127.0.0.1:8080) with --token\n"
+      "($XETSTORE_TOKEN, $HF_TOKEN); the options go before or after the command.\n"
+      "Exit codes: 0 ok, 1 failure, 2 bad usage/name/path, 3 unknown bucket or path,\n"
+      "4 no permission (401/403), 5 server unreachable, 6 disk full, 130 interrupted.");
   int exit_code = kExitOk;
+  auto remote = std::make_shared<RemoteOptions>();
+  AddRemoteOptions(&app, remote.get());
   AddServeCommand(app, &exit_code);
   AddTokenCommands(app, &exit_code);
   AddHashCommands(app, &exit_code);
+  AddBucketCommands(app, remote, &exit_code);
+  AddLsCommand(app, remote, &exit_code);
+  AddCpCommand(app, remote, &exit_code);
+  AddRmCommand(app, remote, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);  // prints help/version (exit 0) or the usage error (exit non-zero)
+    // Prints help/version (exit 0) or the usage error (exit kExitUsage).
+    return app.exit(e) == 0 ? kExitOk : kExitUsage;
   } catch (const std::exception& e) {
     PrintError(e.what());
     return kExitFailure;

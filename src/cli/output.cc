@@ -1,6 +1,7 @@
 #include "cli/output.h"
 
 #include <cstdio>
+#include <ctime>
 
 namespace xet::cli {
 
@@ -28,6 +29,16 @@ std::string HumanBytes(uint64_t bytes) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), v < 10 ? "%.2f %s" : (v < 100 ? "%.1f %s" : "%.0f %s"), v,
                 kUnits[unit]);
+  return buf;
+}
+
+std::string FormatUtcTime(int64_t unix_ms) {
+  if (unix_ms == 0) return "-";
+  const std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm tm{};
+  if (gmtime_r(&t, &tm) == nullptr) return "-";
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm);
   return buf;
 }
 

@@ -22,4 +22,7 @@ int ReportFailure(const Status& status, std::string_view hint = {});
 // 1536 -> "1.5 KiB"; values below 1 KiB print as "N B".
 std::string HumanBytes(uint64_t bytes);
 
+// Unix milliseconds as "YYYY-MM-DD HH:MM:SS" in UTC; 0 (unknown) as "-".
+std::string FormatUtcTime(int64_t unix_ms);
+
 }  // namespace xet::cli

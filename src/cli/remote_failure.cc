@@ -1,0 +1,87 @@
+#include "cli/remote_failure.h"
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "cli/output.h"
+
+namespace xet::cli {
+
+bool IsDiskFull(const Status& status) {
+  if (status.code() != Status::Code::kIoError) return false;
+  const std::string& msg = status.message();
+  return msg.find(std::strerror(ENOSPC)) != std::string::npos ||
+         msg.find(std::strerror(EDQUOT)) != std::string::npos;
+}
+
+int ExitCodeFor(const Status& status) {
+  using Code = Status::Code;
+  switch (status.code()) {
+    case Code::kOk:
+      return kExitOk;
+    case Code::kInvalidArgument:
+      return kExitUsage;
+    case Code::kNotFound:
+      return kExitNotFound;
+    case Code::kUnauthenticated:
+    case Code::kPermissionDenied:
+      return kExitPermission;
+    case Code::kUnavailable:
+      return kExitUnavailable;
+    case Code::kCancelled:
+      return kExitInterrupted;
+    case Code::kIoError:
+      return IsDiskFull(status) ? kExitDiskFull : kExitFailure;
+    default:
+      return kExitFailure;
+  }
+}
+
+int ReportLocalFailure(const Status& status) {
+  if (IsDiskFull(status)) {
+    PrintError("disk full: " + status.message(), "free some disk space and run the command again");
+  } else {
+    PrintError(status.message().empty() ? status.ToString() : status.message());
+  }
+  return ExitCodeFor(status);
+}
+
+int ReportRemoteFailure(const Status& status, std::string_view endpoint) {
+  using Code = Status::Code;
+  std::string hint;
+  switch (status.code()) {
+    case Code::kNotFound:
+      hint =
+          "`xetstore buckets list` shows the buckets your token can read, `xetstore ls` what "
+          "is in one";
+      break;
+    case Code::kUnauthenticated:
+      hint = "pass a valid token with --token or XETSTORE_TOKEN (or HF_TOKEN)";
+      break;
+    case Code::kPermissionDenied:
+      hint =
+          "the token lacks the permission: writing needs a write token whose scopes include the "
+          "bucket (`xetstore token create --permission write --scope NS/BUCKET`)";
+      break;
+    case Code::kUnavailable:
+      hint = "is `xetstore serve` running at " + std::string(endpoint) +
+             "? set --endpoint or XETSTORE_ENDPOINT";
+      break;
+    case Code::kIoError:
+      if (IsDiskFull(status)) hint = "free some disk space and run the command again";
+      break;
+    default:
+      break;
+  }
+  if (status.code() == Code::kCancelled) {
+    PrintError("interrupted");
+  } else if (IsDiskFull(status)) {
+    PrintError("disk full: " + status.message(), hint);
+  } else {
+    PrintError(status.message().empty() ? status.ToString() : status.message(), hint);
+  }
+  return ExitCodeFor(status);
+}
+
+}  // namespace xet::cli

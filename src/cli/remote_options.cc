@@ -1,0 +1,72 @@
+#include "cli/remote_options.h"
+
+#include <cstdlib>
+#include <utility>
+
+namespace xet::cli {
+namespace {
+
+// The first non-empty of: the flag's value, then each environment variable in order.
+std::string FirstOf(const std::string& flag, std::initializer_list<const char*> env_names,
+                    const EnvLookup& getenv) {
+  if (!flag.empty()) return flag;
+  for (const char* name : env_names) {
+    const char* v = getenv(name);
+    if (v != nullptr && *v != '\0') return v;
+  }
+  return {};
+}
+
+}  // namespace
+
+void AddRemoteOptions(CLI::App* cmd, RemoteOptions* options) {
+  const std::string group = "Connection";
+  cmd->add_option("--endpoint", options->endpoint,
+                  "Server URL (default: $XETSTORE_ENDPOINT, then $HF_ENDPOINT, then " +
+                      std::string(kDefaultEndpoint) + ")")
+      ->group(group);
+  cmd->add_option("--token", options->token,
+                  "User token, hf_... (default: $XETSTORE_TOKEN, then $HF_TOKEN; without one "
+                  "only public buckets are readable)")
+      ->group(group);
+  cmd->add_option("--retries", options->retries,
+                  "Retries of a failed request (exponential backoff with jitter) before giving "
+                  "up")
+      ->check(CLI::Range(0, 20))
+      ->capture_default_str()
+      ->group(group);
+}
+
+ResolvedRemote ResolveRemote(const RemoteOptions& options, const EnvLookup& getenv) {
+  ResolvedRemote r;
+  r.endpoint = FirstOf(options.endpoint, {"XETSTORE_ENDPOINT", "HF_ENDPOINT"}, getenv);
+  if (r.endpoint.empty()) r.endpoint = kDefaultEndpoint;
+  while (!r.endpoint.empty() && r.endpoint.back() == '/') r.endpoint.pop_back();
+  r.token = FirstOf(options.token, {"XETSTORE_TOKEN", "HF_TOKEN"}, getenv);
+  return r;
+}
+
+RemoteConnection::RemoteConnection(const RemoteOptions& options, TransferStats* stats)
+    : resolved_(ResolveRemote(options, [](const char* name) { return std::getenv(name); })) {
+  HttpClientOptions http_options;
+  http_options.retry.max_attempts = options.retries + 1;
+  if (stats != nullptr) {
+    http_options.on_retry = [stats](const Status&) { stats->retries += 1; };
+  }
+  http_ = std::make_unique<HttpClient>(std::move(http_options));
+  hub_ = std::make_unique<HubClient>(*http_, resolved_.endpoint, resolved_.token);
+}
+
+RemoteConnection::~RemoteConnection() = default;
+
+RemoteConnection::Cas::Cas(std::unique_ptr<CasTokenSource> tokens, HttpClient& http)
+    : tokens_(std::move(tokens)), client_(http, *tokens_) {}
+
+Result<std::unique_ptr<RemoteConnection::Cas>> RemoteConnection::OpenCas(
+    const std::string& bucket_id, bool write) {
+  auto tokens = MakeHubTokenSource(*hub_, bucket_id, write);
+  XET_RETURN_IF_ERROR(tokens->Token().status());
+  return std::make_unique<Cas>(std::move(tokens), *http_);
+}
+
+}  // namespace xet::cli

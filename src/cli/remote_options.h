@@ -1,0 +1,81 @@
+// The connection options every client command shares (--endpoint, --token, --retries) and
+// the one place that turns them into clients. A command registers the options with
+// AddRemoteOptions and, when it runs, opens a RemoteConnection from them.
+//
+// Resolution, first match wins:
+//   endpoint: --endpoint, $XETSTORE_ENDPOINT, $HF_ENDPOINT, http://127.0.0.1:8080
+//   token:    --token, $XETSTORE_TOKEN, $HF_TOKEN, none (anonymous: public buckets only)
+// An empty value counts as not given.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "client/cas_client.h"
+#include "client/http_client.h"
+#include "client/hub_client.h"
+#include "client/transfer_stats.h"
+
+namespace xet::cli {
+
+inline constexpr const char* kDefaultEndpoint = "http://127.0.0.1:8080";
+
+struct RemoteOptions {
+  std::string endpoint;  // as given on the command line ("" = not given)
+  std::string token;
+  int retries = 5;  // retries of a failed request after the first attempt
+};
+
+// Adds --endpoint, --token and --retries (in a "Connection" group) to `cmd`, bound to
+// `options`. May be called for several commands with the same `options`.
+void AddRemoteOptions(CLI::App* cmd, RemoteOptions* options);
+
+// The endpoint and token after the resolution above. `getenv` is the environment lookup
+// (nullptr for unset); tests pass their own.
+struct ResolvedRemote {
+  std::string endpoint;  // without trailing '/'
+  std::string token;
+};
+using EnvLookup = std::function<const char*(const char*)>;
+ResolvedRemote ResolveRemote(const RemoteOptions& options, const EnvLookup& getenv);
+
+// The clients of one command run: one HttpClient (connection pool, retries per the options)
+// and the HubClient over it; CasClients for buckets on demand. Retries are counted into
+// `stats` when given. Not copyable; lives for the command.
+class RemoteConnection {
+ public:
+  // Resolves `options` from the process environment.
+  explicit RemoteConnection(const RemoteOptions& options, TransferStats* stats = nullptr);
+  ~RemoteConnection();
+  RemoteConnection(const RemoteConnection&) = delete;
+  RemoteConnection& operator=(const RemoteConnection&) = delete;
+
+  HubClient& hub() { return *hub_; }
+  HttpClient& http() { return *http_; }
+  const std::string& endpoint() const { return resolved_.endpoint; }
+  bool has_token() const { return !resolved_.token.empty(); }
+
+  // A CAS client for `bucket_id` with read or write CAS tokens fetched (and refreshed) through
+  // the Hub API. The first token is fetched here, so an unknown bucket, a token without the
+  // permission or an unreachable server fails before any work starts. The returned object
+  // owns its token source; it must not outlive this connection.
+  class Cas {
+   public:
+    Cas(std::unique_ptr<CasTokenSource> tokens, HttpClient& http);
+    CasClient& client() { return client_; }
+
+   private:
+    std::unique_ptr<CasTokenSource> tokens_;
+    CasClient client_;
+  };
+  Result<std::unique_ptr<Cas>> OpenCas(const std::string& bucket_id, bool write);
+
+ private:
+  ResolvedRemote resolved_;
+  std::unique_ptr<HttpClient> http_;
+  std::unique_ptr<HubClient> hub_;
+};
+
+}  // namespace xet::cli

@@ -1,0 +1,36 @@
+// Uploading local files (or standard input) into a bucket, as `cp` and `sync` do: the
+// Uploader sends the chunks the server does not have, then a batch of addFile operations
+// registers the files under their paths. Files appear in the bucket only after all their
+// data landed, and a batch request (up to 10,000 files) is applied atomically, so an upload
+// that fails or is interrupted before the batch leaves the bucket unchanged.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cli/remote_options.h"
+#include "client/transfer_stats.h"
+#include "client/uploader.h"
+#include "common/result.h"
+
+namespace xet::cli {
+
+struct UploadJob {
+  std::string local_path;   // "-" = standard input
+  std::string remote_path;  // valid bucket path
+  uint64_t size = 0;        // for progress; 0 when unknown (stdin)
+  int64_t mtime_ms = 0;     // recorded as the entry's mtime; 0 = the upload time
+};
+
+// Uploads `jobs` into `bucket_id` (write CAS tokens from `conn`) and registers them;
+// returns the uploaded files in the order of `jobs`. Counters go to `stats` if given.
+// Errors: those of the Uploader and the Hub API as they are; a batch operation the server
+// refused is Internal naming its path and the server's reason.
+Result<std::vector<UploadedFile>> UploadToBucket(RemoteConnection& conn,
+                                                 const std::string& bucket_id,
+                                                 std::span<const UploadJob> jobs,
+                                                 TransferStats* stats);
+
+}  // namespace xet::cli
