@@ -42,6 +42,9 @@ ServerProcess::ServerProcess(std::string data_dir, std::vector<std::string> extr
   std::vector<std::string> args = {XETSTORE_BINARY, "serve",   "--listen",       "127.0.0.1:0",
                                    "--data-dir",    data_dir_, "--no-access-log"};
   args.insert(args.end(), extra_args.begin(), extra_args.end());
+  // The child truncates the log only after fork; a log left by an earlier test process that
+  // had the same pid (and so the same paths) would meanwhile be read as this server's.
+  std::filesystem::remove(log_path_);
   pid_ = ::fork();
   if (pid_ == 0) {
     const int fd = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
