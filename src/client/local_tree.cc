@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "common/bucket_path.h"
+#include "common/unique_fd.h"
 
 namespace xet {
 namespace {
@@ -18,20 +19,6 @@ struct DirCloser {
   void operator()(DIR* d) const { ::closedir(d); }
 };
 using DirHandle = std::unique_ptr<DIR, DirCloser>;
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 Status ErrnoStatus(const std::string& what, int err) {
   return Status::IoError(what + ": " + std::strerror(err));
@@ -66,7 +53,7 @@ Result<LocalTree> ListLocalTree(const std::string& root) {
     return ErrnoStatus(root, err);
   }
   if (!S_ISDIR(st.st_mode)) return Status::InvalidArgument(root + ": not a directory");
-  const Fd root_fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  const UniqueFd root_fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (root_fd.get() < 0) return ErrnoStatus(root, errno);
 
   LocalTree tree;

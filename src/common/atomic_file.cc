@@ -8,26 +8,14 @@
 #include <cstring>
 #include <filesystem>
 
+#include "common/unique_fd.h"
+
 namespace xet {
 namespace {
 
 Status Errno(const std::string& what) {
   return Status::IoError(what + ": " + std::strerror(errno));
 }
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 }  // namespace
 
@@ -37,7 +25,7 @@ Status WriteFileAtomically(const std::string& path, const std::string& data, mod
   const std::string tmp =
       (dir / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()))).string();
   {
-    Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));
+    UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));
     if (fd.get() < 0) return Errno("create " + tmp);
     if (::fchmod(fd.get(), mode) != 0) return Errno("chmod " + tmp);
     size_t done = 0;
@@ -62,13 +50,13 @@ Status WriteFileAtomically(const std::string& path, const std::string& data, mod
     ::unlink(tmp.c_str());
     return st;
   }
-  Fd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  UniqueFd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dfd.get() < 0 || ::fsync(dfd.get()) != 0) return Errno("fsync directory " + dir.string());
   return Status::Ok();
 }
 
 Result<std::string> ReadSmallFile(const std::string& path, size_t max_bytes) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) {
     if (errno == ENOENT) return Status::NotFound(path + ": no such file");
     return Errno("open " + path);

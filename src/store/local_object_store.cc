@@ -13,7 +13,7 @@
 #include <system_error>
 
 #include "common/huge_pages.h"
-#include "store/unique_fd.h"
+#include "common/unique_fd.h"
 
 namespace xet {
 namespace {
