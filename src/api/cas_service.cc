@@ -7,6 +7,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
+#include "api/answer_cache.h"
 #include "api/byte_range.h"
 #include "api/crypto_util.h"
 #include "api/file_chunk_hashes.h"
@@ -67,7 +68,13 @@ struct CasService::Counters {
         shards_existing(m.GetCounter("xetstore_shards_uploaded_total", "Shard uploads by outcome.",
                                      {{"result", "existed"}})),
         uploads_rejected(m.GetCounter("xetstore_uploads_rejected_total",
-                                      "Xorb and shard uploads rejected as invalid (400).")) {}
+                                      "Xorb and shard uploads rejected as invalid (400).")),
+        answer_cache_hits(m.GetCounter("xetstore_answer_cache_total",
+                                       "Large reconstruction answers by answer-cache outcome.",
+                                       {{"result", "hit"}})),
+        answer_cache_misses(m.GetCounter("xetstore_answer_cache_total",
+                                         "Large reconstruction answers by answer-cache outcome.",
+                                         {{"result", "miss"}})) {}
   Counter& dedup_hits;
   Counter& dedup_misses;
   Counter& xorbs_inserted;
@@ -76,6 +83,8 @@ struct CasService::Counters {
   Counter& shards_registered;
   Counter& shards_existing;
   Counter& uploads_rejected;
+  Counter& answer_cache_hits;
+  Counter& answer_cache_misses;
 };
 
 CasService::CasService(CasServiceConfig config, Index& index, ObjectStore& objects,
@@ -87,13 +96,15 @@ CasService::CasService(CasServiceConfig config, Index& index, ObjectStore& objec
       signer_(signer),
       own_metrics_(metrics ? nullptr : std::make_unique<Metrics>()),
       counters_(std::make_unique<Counters>(metrics ? *metrics : *own_metrics_)),
-      xorb_cache_(index, config_.xorb_cache_bytes) {}
+      xorb_cache_(index, config_.xorb_cache_bytes),
+      answer_cache_(config_.answer_cache_bytes, config_.transfer_url_ttl_s * 3 / 4) {}
 
 CasService::~CasService() = default;
 
 void CasService::SetPublicUrl(std::string url) {
   std::lock_guard lock(public_url_mu_);
   config_.public_url = std::move(url);
+  answer_cache_.Clear();  // its answers name the old base
 }
 
 std::string CasService::PublicUrl() const {
@@ -285,12 +296,20 @@ HttpResponse CasService::HeadFile(const HttpRequest& req, const RouteParams& par
   return res;
 }
 
-Result<FileRecord> CasService::VisibleFile(const Principal& p, const Hash& file_hash) {
+Status CasService::CheckFileVisible(const Principal& p, const Hash& file_hash) {
   XET_ASSIGN_OR_RETURN(bool visible, index_.FileVisible(file_hash, p.read_scopes()));
-  if (!visible) return Status::NotFound("file not found");
+  return visible ? Status::Ok() : Status::NotFound("file not found");
+}
+
+Result<FileRecord> CasService::LoadFile(const Hash& file_hash) {
   XET_ASSIGN_OR_RETURN(auto rec, index_.GetFile(file_hash));
   if (!rec) return Status::NotFound("file not found");
   return std::move(*rec);
+}
+
+Result<FileRecord> CasService::VisibleFile(const Principal& p, const Hash& file_hash) {
+  XET_RETURN_IF_ERROR(CheckFileVisible(p, file_hash));
+  return LoadFile(file_hash);
 }
 
 namespace {
@@ -318,8 +337,11 @@ constexpr size_t kStreamPieceBytes = 1 << 20;
 // A large answer is sent while it is written (chunked transfer encoding), in pieces of
 // kStreamPieceBytes: no 20-50 MB buffer per request to allocate, fault in and copy, and the
 // socket copy overlaps the writing. Answers the client takes compressed are built whole
-// instead (the server compresses buffered bodies only).
-HttpResponse StreamedReconstruction(ReconstructionPlan plan, TransferUrlSigner signer, bool v2) {
+// instead (the server compresses buffered bodies only). With `keep` set, a complete answer
+// is also handed to `keep` (to be cached) once written.
+using KeepAnswer = std::function<void(std::shared_ptr<const CachedAnswer>)>;
+HttpResponse StreamedReconstruction(ReconstructionPlan plan, TransferUrlSigner signer, bool v2,
+                                    int64_t urls_expire_at, KeepAnswer keep) {
   struct Answer {
     ReconstructionPlan plan;
     TransferUrlSigner signer;
@@ -327,13 +349,32 @@ HttpResponse StreamedReconstruction(ReconstructionPlan plan, TransferUrlSigner s
   auto answer = std::make_shared<Answer>(Answer{std::move(plan), std::move(signer)});
   HttpResponse res;
   res.headers.Set("Content-Type", "application/json");
-  res.stream = [answer, v2](const std::function<bool(std::string_view)>& write) {
-    if (v2) {
-      StreamReconstructionV2(answer->plan, answer->signer, {}, write, kStreamPieceBytes);
-    } else {
-      StreamReconstructionV1(answer->plan, answer->signer, write, kStreamPieceBytes);
-    }
+  res.stream = [answer, v2, urls_expire_at,
+                keep = std::move(keep)](const std::function<bool(std::string_view)>& write) {
+    auto kept = std::make_shared<CachedAnswer>();
+    kept->urls_expire_at = urls_expire_at;
+    const ReconstructionSink sink = [&](std::string_view piece) {
+      if (keep) {
+        kept->pieces.emplace_back(piece);
+        kept->bytes += piece.size();
+      }
+      return write(piece);
+    };
+    const bool complete =
+        v2 ? StreamReconstructionV2(answer->plan, answer->signer, {}, sink, kStreamPieceBytes)
+           : StreamReconstructionV1(answer->plan, answer->signer, sink, kStreamPieceBytes);
+    if (complete && keep) keep(std::move(kept));
   };
+  return res;
+}
+
+// Sends a cached answer as it was first sent, under its exact Content-Length, without
+// copying it.
+HttpResponse CachedReconstruction(std::shared_ptr<const CachedAnswer> cached) {
+  HttpResponse res;
+  res.headers.Set("Content-Type", "application/json");
+  const auto* pieces = &cached->pieces;
+  res.shared_body = std::shared_ptr<const std::vector<std::string>>(std::move(cached), pieces);
   return res;
 }
 
@@ -355,8 +396,7 @@ HttpResponse CasService::Reconstruction(const HttpRequest& req, const RouteParam
   if (!principal.ok()) return ErrorResponse(principal.status());
   auto hash = HashParam(params, "file_id");
   if (!hash.ok()) return ErrorResponse(hash.status());
-  auto file = VisibleFile(*principal, *hash);
-  if (!file.ok()) return ErrorResponse(file.status());
+  if (Status st = CheckFileVisible(*principal, *hash); !st.ok()) return ErrorResponse(st);
 
   std::optional<ByteRange> range;
   if (auto header = req.headers.Get("range")) {
@@ -365,6 +405,19 @@ HttpResponse CasService::Reconstruction(const HttpRequest& req, const RouteParam
       return HttpResponse::Error(400, "bad Range header: " + ranges.status().message());
     range = (*ranges)[0];
   }
+  const bool identity = ChooseContentEncoding(req.headers.Get("Accept-Encoding").value_or("")) ==
+                        ContentEncoding::kIdentity;
+  // Whole-file answers sent uncompressed come from, and go to, the answer cache.
+  const std::string cache_key =
+      !range && identity ? std::string(v2 ? "v2/" : "v1/") + hash->ToHex() : std::string();
+  if (!cache_key.empty()) {
+    if (auto cached = answer_cache_.Get(cache_key, tokens_.Now())) {
+      counters_->answer_cache_hits.Increment();
+      return CachedReconstruction(std::move(cached));
+    }
+  }
+  auto file = LoadFile(*hash);
+  if (!file.ok()) return ErrorResponse(file.status());
   auto plan = Plan(xorb_cache_, *file, range);
   if (!plan.ok()) {
     if (plan.status().code() == Status::Code::kOutOfRange) {
@@ -374,12 +427,19 @@ HttpResponse CasService::Reconstruction(const HttpRequest& req, const RouteParam
     }
     return ErrorResponse(plan.status());
   }
-  auto url_signer = signer_.NewUrlSigner(PublicUrl(), tokens_.Now() + config_.transfer_url_ttl_s);
+  const int64_t urls_expire_at = tokens_.Now() + config_.transfer_url_ttl_s;
+  auto url_signer = signer_.NewUrlSigner(PublicUrl(), urls_expire_at);
   if (!url_signer.ok()) return ErrorResponse(url_signer.status());
-  if (plan->terms.size() >= kStreamMinTerms &&
-      ChooseContentEncoding(req.headers.Get("Accept-Encoding").value_or("")) ==
-          ContentEncoding::kIdentity) {
-    return StreamedReconstruction(std::move(*plan), std::move(*url_signer), v2);
+  if (plan->terms.size() >= kStreamMinTerms && identity) {
+    KeepAnswer keep;
+    if (!cache_key.empty()) {
+      counters_->answer_cache_misses.Increment();
+      keep = [this, cache_key](std::shared_ptr<const CachedAnswer> answer) {
+        answer_cache_.Put(cache_key, std::move(answer));
+      };
+    }
+    return StreamedReconstruction(std::move(*plan), std::move(*url_signer), v2, urls_expire_at,
+                                  std::move(keep));
   }
   return HttpResponse::Json(v2 ? SerializeReconstructionV2(*plan, *url_signer)
                                : SerializeReconstructionV1(*plan, *url_signer));

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <string>
 
+#include "api/answer_cache.h"
 #include "api/auth.h"
 #include "api/shard_ingest.h"
 #include "api/xorb_record_cache.h"
@@ -28,7 +29,10 @@ struct CasServiceConfig {
   int64_t dedup_key_ttl_s = 7 * 24 * 3600;  // shard_key_expiry of global-dedup answers
   size_t dedup_max_xorbs = 8;               // xorbs listed in one global-dedup answer
   size_t xorb_cache_bytes = 256 << 20;      // memory for cached xorb chunk tables
-  size_t max_batch_files = 1000;            // files in one POST /v1/reconstructions
+  // Memory for whole reconstruction answers of large files (api/answer_cache.h); 0 = off.
+  // Cached answers are served while their URLs have >= 3/4 of transfer_url_ttl_s left.
+  size_t answer_cache_bytes = 256 << 20;
+  size_t max_batch_files = 1000;  // files in one POST /v1/reconstructions
 };
 
 class CasService {
@@ -58,6 +62,10 @@ class CasService {
   Result<Principal> Authorize(const HttpRequest& req, Permission needed) const;
   // The file if it exists and one of the principal's scopes can see it; NotFound otherwise.
   Result<FileRecord> VisibleFile(const Principal& p, const Hash& file_hash);
+  // OK if one of the principal's scopes can see the file; NotFound otherwise.
+  Status CheckFileVisible(const Principal& p, const Hash& file_hash);
+  // The file's record regardless of scopes; NotFound if it is not registered.
+  Result<FileRecord> LoadFile(const Hash& file_hash);
   HttpResponse Reconstruction(const HttpRequest& req, const RouteParams& params, bool v2);
   std::string PublicUrl() const;
   void CountShard(const Result<ShardIngestResult>& result);
@@ -72,6 +80,7 @@ class CasService {
   std::unique_ptr<Metrics> own_metrics_;  // when the caller passed none
   std::unique_ptr<Counters> counters_;
   XorbRecordCache xorb_cache_;
+  AnswerCache answer_cache_;
 };
 
 }  // namespace xet

@@ -55,6 +55,12 @@ void AddNodeOptions(CLI::App* cmd, NodeConfig* c, bool server_options) {
       ->envname("XETSTORE_MAX_CONNECTIONS")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
+  cmd->add_option("--answer-cache-mb", c->answer_cache_mb,
+                  "Memory (MiB) for whole reconstruction answers of large files, reused while "
+                  "their signed URLs have 3/4 of their lifetime left; 0 turns it off")
+      ->envname("XETSTORE_ANSWER_CACHE_MB")
+      ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
   cmd->add_flag("--access-log,!--no-access-log", c->access_log,
                 "Log one JSON line per request to stderr")
       ->envname("XETSTORE_ACCESS_LOG");

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -61,6 +62,10 @@ struct HttpResponse {
   // producer must write exactly that many bytes (a longer write fails; a shorter stream
   // ends with the connection closed, so the client sees the body is incomplete).
   std::function<void(const std::function<bool(std::string_view)>& write)> stream;
+  // When set (and `stream` is not), the body is these pieces in order, shared read-only
+  // with others (e.g. a cache) and sent without a copy under their total Content-Length;
+  // `body` is ignored and nothing is compressed.
+  std::shared_ptr<const std::vector<std::string>> shared_body;
 
   // A JSON error answer {"error": message} with the given status.
   static HttpResponse Error(int status, std::string_view message);

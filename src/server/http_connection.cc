@@ -101,6 +101,17 @@ Outgoing BuildOutgoing(HttpResponse response, const ResponseContext& context) {
   }
 
   const bool no_body = StatusHasNoBody(status);
+  if (response.shared_body && !response.stream) {
+    response.content_length = 0;
+    for (const std::string& piece : *response.shared_body) *response.content_length += piece.size();
+  }
+  if (response.shared_body && !response.stream && !context.head && !no_body) {
+    message.set(http::field::content_length, std::to_string(*response.content_length));
+    out.shared_body = std::move(response.shared_body);
+    out.header_only = true;
+    message.keep_alive(context.keep_alive);
+    return out;
+  }
   if (response.stream && !context.head && !no_body) {
     out.stream = std::move(response.stream);
     out.header_only = true;
@@ -581,7 +592,11 @@ void HttpConnection::Write(Outgoing outgoing) {
                              [self = shared_from_this()](beast::error_code ec, size_t bytes) {
                                self->DisarmTimer();
                                self->bytes_out_ += bytes;
-                               if (ec || !self->outgoing_->stream) return self->OnWritten(ec, 0);
+                               if (ec) return self->OnWritten(ec, 0);
+                               if (self->outgoing_->shared_body) {
+                                 return self->WriteSharedPieces(0);
+                               }
+                               if (!self->outgoing_->stream) return self->OnWritten(ec, 0);
                                self->RunStream();
                              });
     return;
@@ -665,6 +680,20 @@ bool HttpConnection::WriteStreamPiece(std::string_view piece) {
     }
   }
   return written.get();
+}
+
+void HttpConnection::WriteSharedPieces(size_t index) {
+  const auto& pieces = *outgoing_->shared_body;
+  while (index < pieces.size() && pieces[index].empty()) ++index;
+  if (index == pieces.size()) return OnWritten({}, 0);
+  ArmTimer(shared_.options.limits.write_timeout, Cancel::kWriteTimeout);
+  net::async_write(socket_, net::buffer(pieces[index]),
+                   [self = shared_from_this(), index](beast::error_code ec, size_t bytes) {
+                     self->DisarmTimer();
+                     self->bytes_out_ += bytes;
+                     if (ec) return self->OnWritten(ec, 0);
+                     self->WriteSharedPieces(index + 1);
+                   });
 }
 
 void HttpConnection::FinishStream() {

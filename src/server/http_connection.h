@@ -15,6 +15,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -67,6 +68,7 @@ struct ServerShared {
 struct Outgoing {
   http::response<http::string_body> message;
   std::function<void(const std::function<bool(std::string_view)>& write)> stream;
+  std::shared_ptr<const std::vector<std::string>> shared_body;  // HttpResponse::shared_body
   bool header_only = false;  // HEAD (or a stream): the serializer writes only the header
   bool raw_stream = false;   // no chunk framing: HTTP/1.0 (then close) or a declared length
   // A stream with a declared Content-Length: exactly this many bytes must be produced; a
@@ -116,6 +118,8 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   // Called from a worker thread by the stream producer; blocks until written.
   bool WriteStreamPiece(std::string_view piece);
   void FinishStream();
+  // Writes shared_body's pieces from `index` on, one at a time (a write timeout per piece).
+  void WriteSharedPieces(size_t index);
   void CompleteRequest();
   void LingerClose();
   void Drain();

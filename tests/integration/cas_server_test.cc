@@ -463,5 +463,46 @@ TEST_F(CasServerTest, ReconstructionAnswersAreCompressedWhenAsked) {
   }
 }
 
+// Answers of >= 4,096 terms are streamed; whole-file ones are kept in the answer cache and
+// sent again byte for byte (same signed URLs) with a Content-Length, after the same access
+// checks. Ranges and compressed answers are built fresh.
+TEST_F(CasServerTest, LargeAnswersAreCachedAfterTheAccessCheck) {
+  std::vector<uint8_t> data;
+  const auto a = testing::PrepareInterleavedUpload(5000, 64, 15, &data);
+  Upload(*server_, writer_, a);
+  const std::string v2 = Url("/v2/reconstructions/" + a.file_hash.ToHex());
+  const std::string v1 = Url("/v1/reconstructions/" + a.file_hash.ToHex());
+  const auto first = Fetch("GET", v2, {Bearer(reader_)});
+  ASSERT_EQ(first.status, 200) << first.body;
+  EXPECT_EQ(first.headers.count("content-length"), 0u);  // streamed while written
+  EXPECT_EQ(json::parse(first.body)["terms"].size(), 5000u);
+
+  const auto second = Fetch("GET", v2, {Bearer(reader_)});
+  ASSERT_EQ(second.status, 200);
+  EXPECT_EQ(second.headers.at("content-length"), std::to_string(first.body.size()));
+  EXPECT_EQ(second.body, first.body);
+  EXPECT_EQ(Download(json::parse(second.body), data.size()), testing::AsString(data));
+
+  // A scope that cannot see the file gets nothing from the cache either.
+  EXPECT_EQ(Fetch("GET", v2, {Bearer(other_)}).status, 404);
+  EXPECT_EQ(Fetch("GET", v2, {}).status, 401);
+  // v1 answers are cached apart from v2 ones.
+  const auto v1_first = Fetch("GET", v1, {Bearer(reader_)});
+  ASSERT_EQ(v1_first.status, 200);
+  EXPECT_NE(v1_first.body, first.body);
+  EXPECT_EQ(Fetch("GET", v1, {Bearer(reader_)}).body, v1_first.body);
+  // A range is planned fresh.
+  const auto ranged = Fetch("GET", v2, {Bearer(reader_), "Range: bytes=1000-1999"});
+  ASSERT_EQ(ranged.status, 200);
+  EXPECT_EQ(Download(json::parse(ranged.body), 1000),
+            testing::AsString(std::span(data).subspan(1000, 1000)));
+
+  const auto m = Fetch("GET", Url("/metrics"));
+  for (const char* line : {"xetstore_answer_cache_total{result=\"hit\"} 2",
+                           "xetstore_answer_cache_total{result=\"miss\"} 2"}) {
+    EXPECT_NE(m.body.find(line), std::string::npos) << line;
+  }
+}
+
 }  // namespace
 }  // namespace xet

@@ -132,6 +132,13 @@ class HttpServerTest : public ::testing::Test {
       };
       return response;
     });
+    // A body shared read-only with others: three pieces, one of them empty.
+    add("GET", "/shared", [this](const HttpRequest&, const RouteParams&) {
+      HttpResponse response;
+      response.headers.Add("Content-Type", "application/json");
+      response.shared_body = shared_pieces_;
+      return response;
+    });
     // Streams with a declared length: /sized/N/M announces N bytes and writes M.
     add("GET", "/sized/{declared}/{written}", [this](const HttpRequest&, const RouteParams& p) {
       HttpResponse response;
@@ -178,6 +185,9 @@ class HttpServerTest : public ::testing::Test {
   std::mutex log_mu_;
   std::vector<std::string> log_;
   std::promise<std::pair<int, bool>> endless_;
+  std::shared_ptr<const std::vector<std::string>> shared_pieces_ =
+      std::make_shared<const std::vector<std::string>>(
+          std::vector<std::string>{std::string(300000, 'x'), "", "{\"tail\":1}"});
   std::promise<std::pair<int, bool>> sized_;  // bytes accepted, last write's result
   std::promise<void> slow_started_;
 };
@@ -528,6 +538,29 @@ TEST_F(HttpServerTest, StreamedResponseIsChunked) {
   auto next = client.ReadResponse();
   ASSERT_TRUE(next);
   EXPECT_EQ(next->status, 200);
+}
+
+TEST_F(HttpServerTest, SharedBodyIsSentWholeUnderItsLength) {
+  Start();
+  TestHttpClient client(server_->port());
+  for (int i = 0; i < 2; ++i) {  // the pieces are not consumed by the first answer
+    ASSERT_TRUE(client.Send(Get("/shared", "Accept-Encoding: gzip\r\n")));
+    auto response = client.ReadResponse();
+    ASSERT_TRUE(response) << i;
+    EXPECT_EQ(response->status, 200);
+    EXPECT_FALSE(response->chunked);
+    EXPECT_FALSE(response->Header("Content-Encoding"));  // shared bodies go out as they are
+    EXPECT_EQ(response->Header("Content-Length"), "300010");
+    EXPECT_EQ(response->body, std::string(300000, 'x') + "{\"tail\":1}");
+  }
+  ASSERT_TRUE(client.Send("HEAD /shared HTTP/1.1\r\nHost: t\r\n\r\n"));
+  auto head = client.ReadResponse(/*head=*/true);
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->Header("Content-Length"), "300010");
+  ASSERT_TRUE(client.Send(Get("/small")));  // still in step after the HEAD
+  auto next = client.ReadResponse();
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->body, R"({"small":true})");
 }
 
 // What /sized/N/M writes, computed independently: pieces of 7 bytes, each a letter chosen by
