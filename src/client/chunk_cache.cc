@@ -1,0 +1,251 @@
+#include "client/chunk_cache.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include "format/byte_io.h"
+
+namespace xet {
+namespace {
+
+namespace fs = std::filesystem;
+
+// File layout: magic (8) | chunk count u32 | reserved u32 | records length u64 |
+// count x (hash 32 | size u64) | records.
+constexpr char kMagic[8] = {'X', 'E', 'T', 'C', 'C', '0', '0', '1'};
+constexpr size_t kHeaderSize = 24;
+constexpr size_t kChunkEntrySize = 40;
+
+uint64_t NowNs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
+
+void PutU32(uint8_t* p, uint32_t v) { std::memcpy(p, &v, 4); }
+void PutU64(uint8_t* p, uint64_t v) { std::memcpy(p, &v, 8); }
+uint32_t GetU32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+uint64_t GetU64(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+bool WriteAll(int fd, const uint8_t* p, size_t n) {
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+// Parses "<xorb hex>-<start>-<end>".
+bool ParseName(const std::string& name, Hash* xorb, uint32_t* start, uint32_t* end) {
+  if (name.size() < 68 || name[64] != '-') return false;
+  auto h = Hash::FromHex(std::string_view(name).substr(0, 64));
+  if (!h) return false;
+  const size_t dash = name.find('-', 65);
+  if (dash == std::string::npos) return false;
+  try {
+    size_t used = 0;
+    const unsigned long s = std::stoul(name.substr(65, dash - 65), &used);
+    if (used != dash - 65) return false;
+    const unsigned long e = std::stoul(name.substr(dash + 1), &used);
+    if (used != name.size() - dash - 1 || s >= e || e > UINT32_MAX) return false;
+    *xorb = *h;
+    *start = static_cast<uint32_t>(s);
+    *end = static_cast<uint32_t>(e);
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ChunkCache>> ChunkCache::Open(const std::string& dir, uint64_t max_bytes) {
+  std::error_code ec;
+  fs::create_directories(fs::path(dir) / "tmp", ec);
+  if (ec) return Status::IoError("chunk cache " + dir + ": " + ec.message());
+  std::unique_ptr<ChunkCache> cache(new ChunkCache(dir, max_bytes));
+  // Leftover temporaries of an interrupted writer.
+  for (const auto& e : fs::directory_iterator(fs::path(dir) / "tmp", ec)) {
+    std::error_code ignored;
+    fs::remove(e.path(), ignored);
+  }
+  for (const auto& sub : fs::directory_iterator(dir, ec)) {
+    if (!sub.is_directory() || sub.path().filename() == "tmp") continue;
+    std::error_code ec2;
+    for (const auto& e : fs::directory_iterator(sub.path(), ec2)) {
+      Hash x;
+      uint32_t s = 0, en = 0;
+      struct stat st {};
+      if (!ParseName(e.path().filename().string(), &x, &s, &en) ||
+          ::stat(e.path().c_str(), &st) != 0) {
+        std::error_code ignored;
+        fs::remove(e.path(), ignored);
+        continue;
+      }
+      const uint64_t t = static_cast<uint64_t>(st.st_mtim.tv_sec) * 1000000000ull +
+                         static_cast<uint64_t>(st.st_mtim.tv_nsec);
+      cache->slots_[{x, s, en}] = Slot{static_cast<uint64_t>(st.st_size), t};
+      cache->total_ += static_cast<uint64_t>(st.st_size);
+    }
+  }
+  std::lock_guard lock(cache->mu_);
+  cache->EvictLocked();
+  return cache;
+}
+
+std::string ChunkCache::PathOf(const Key& k) const {
+  const std::string hex = std::get<0>(k).ToHex();
+  return dir_ + "/" + hex.substr(0, 2) + "/" + hex + "-" + std::to_string(std::get<1>(k)) + "-" +
+         std::to_string(std::get<2>(k));
+}
+
+std::optional<ChunkCache::Entry> ChunkCache::Get(const Hash& xorb, uint32_t chunk_start,
+                                                 uint32_t chunk_end) {
+  const Key key{xorb, chunk_start, chunk_end};
+  {
+    std::lock_guard lock(mu_);
+    auto it = slots_.find(key);
+    if (it == slots_.end()) return std::nullopt;
+    it->second.last_access = NowNs();
+  }
+  const std::string path = PathOf(key);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  auto damaged = [&]() -> std::optional<Entry> {
+    Erase(xorb, chunk_start, chunk_end);
+    return std::nullopt;
+  };
+  if (fd < 0) return damaged();
+  struct stat st {};
+  std::vector<uint8_t> buf;
+  bool read_ok = ::fstat(fd, &st) == 0 && st.st_size >= static_cast<off_t>(kHeaderSize);
+  if (read_ok) {
+    buf.resize(static_cast<size_t>(st.st_size));
+    size_t done = 0;
+    while (done < buf.size()) {
+      const ssize_t n = ::read(fd, buf.data() + done, buf.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    read_ok = done == buf.size();
+    // Access time for LRU across runs (the file's mtime; best effort).
+    ::futimens(fd, nullptr);
+  }
+  ::close(fd);
+  if (!read_ok || std::memcmp(buf.data(), kMagic, 8) != 0) return damaged();
+  const uint32_t count = GetU32(buf.data() + 8);
+  const uint64_t rec_len = GetU64(buf.data() + 16);
+  if (count != chunk_end - chunk_start ||
+      buf.size() != kHeaderSize + uint64_t{count} * kChunkEntrySize + rec_len) {
+    return damaged();
+  }
+  Entry e;
+  e.chunks.resize(count);
+  const uint8_t* p = buf.data() + kHeaderSize;
+  for (uint32_t i = 0; i < count; ++i, p += kChunkEntrySize) {
+    e.chunks[i] = {Hash::FromBytes(p), GetU64(p + 32)};
+  }
+  buf.erase(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(p - buf.data()));
+  e.records = std::move(buf);
+  return e;
+}
+
+Status ChunkCache::Put(const Hash& xorb, uint32_t chunk_start, uint32_t chunk_end,
+                       std::span<const uint8_t> records, std::span<const ChunkInfo> chunks) {
+  if (chunk_end <= chunk_start || chunks.size() != chunk_end - chunk_start) {
+    return Status::InvalidArgument("chunk cache: chunk list does not match the range");
+  }
+  const uint64_t total = kHeaderSize + chunks.size() * kChunkEntrySize + records.size();
+  if (total > max_bytes_) return Status::Ok();
+  const Key key{xorb, chunk_start, chunk_end};
+  std::string tmp;
+  {
+    std::lock_guard lock(mu_);
+    tmp = dir_ + "/tmp/" + std::to_string(::getpid()) + "-" + std::to_string(++tmp_counter_);
+  }
+  std::vector<uint8_t> head(kHeaderSize + chunks.size() * kChunkEntrySize);
+  std::memcpy(head.data(), kMagic, 8);
+  PutU32(head.data() + 8, static_cast<uint32_t>(chunks.size()));
+  PutU32(head.data() + 12, 0);
+  PutU64(head.data() + 16, records.size());
+  uint8_t* p = head.data() + kHeaderSize;
+  for (const ChunkInfo& c : chunks) {
+    std::memcpy(p, c.hash.data(), 32);
+    PutU64(p + 32, c.size);
+    p += kChunkEntrySize;
+  }
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::IoError("chunk cache: create " + tmp + ": " + std::strerror(errno));
+  const bool ok =
+      WriteAll(fd, head.data(), head.size()) && WriteAll(fd, records.data(), records.size());
+  ::close(fd);
+  const std::string path = PathOf(key);
+  std::error_code ec;
+  if (ok) fs::create_directories(fs::path(path).parent_path(), ec);
+  if (!ok || ec || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    return Status::IoError("chunk cache: cannot store " + path);
+  }
+  std::lock_guard lock(mu_);
+  auto [it, inserted] = slots_.try_emplace(key);
+  if (!inserted) total_ -= it->second.bytes;
+  it->second = Slot{total, NowNs()};
+  total_ += total;
+  EvictLocked();
+  return Status::Ok();
+}
+
+void ChunkCache::Erase(const Hash& xorb, uint32_t chunk_start, uint32_t chunk_end) {
+  std::lock_guard lock(mu_);
+  EraseLocked({xorb, chunk_start, chunk_end});
+}
+
+void ChunkCache::EraseLocked(const Key& k) {
+  auto it = slots_.find(k);
+  if (it == slots_.end()) return;
+  total_ -= it->second.bytes;
+  slots_.erase(it);
+  ::unlink(PathOf(k).c_str());
+}
+
+void ChunkCache::EvictLocked() {
+  // Oldest access first. Linear scans: evictions are rare next to reads and writes.
+  while (total_ > max_bytes_ && !slots_.empty()) {
+    auto oldest = slots_.begin();
+    for (auto it = slots_.begin(); it != slots_.end(); ++it) {
+      if (it->second.last_access < oldest->second.last_access) oldest = it;
+    }
+    EraseLocked(oldest->first);
+  }
+}
+
+uint64_t ChunkCache::size_bytes() const {
+  std::lock_guard lock(mu_);
+  return total_;
+}
+size_t ChunkCache::num_entries() const {
+  std::lock_guard lock(mu_);
+  return slots_.size();
+}
+
+}  // namespace xet

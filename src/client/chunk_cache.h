@@ -1,0 +1,70 @@
+// ChunkCache: an optional on-disk cache of fetched xorb ranges, so repeated downloads need
+// no xorb fetches. An entry is keyed by xorb hash + chunk range [chunk_start, chunk_end) and
+// holds the range's chunk records exactly as fetched plus the (hash, size) of every chunk
+// computed when it was decoded. Readers decode the records and compare the chunk hashes with
+// the stored ones, so a damaged entry is detected (and then Erase()d) rather than served.
+//
+// Bounded: when the total size of the entries exceeds `max_bytes`, the least recently used
+// entries (by access time, kept in memory and on the file's mtime across runs) are removed.
+// Writes are crash-safe: a temporary file in <dir>/tmp, then rename into place; leftover
+// temporaries are removed when the cache is opened. Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "common/result.h"
+#include "format/hash.h"
+#include "format/merkle.h"
+
+namespace xet {
+
+class ChunkCache {
+ public:
+  struct Entry {
+    std::vector<uint8_t> records;   // the chunk records, as fetched
+    std::vector<ChunkInfo> chunks;  // one per chunk of the range
+  };
+
+  // Creates `dir` if needed and indexes the entries already there.
+  static Result<std::unique_ptr<ChunkCache>> Open(const std::string& dir, uint64_t max_bytes);
+
+  // The entry for exactly this range, or nullopt (a miss). An entry whose file is
+  // unreadable or malformed is removed and reported as a miss.
+  std::optional<Entry> Get(const Hash& xorb, uint32_t chunk_start, uint32_t chunk_end);
+  // Stores an entry (replacing any), then evicts down to the bound. An entry larger than
+  // the whole bound is not stored.
+  Status Put(const Hash& xorb, uint32_t chunk_start, uint32_t chunk_end,
+             std::span<const uint8_t> records, std::span<const ChunkInfo> chunks);
+  void Erase(const Hash& xorb, uint32_t chunk_start, uint32_t chunk_end);
+
+  uint64_t size_bytes() const;
+  size_t num_entries() const;
+
+ private:
+  using Key = std::tuple<Hash, uint32_t, uint32_t>;
+  struct Slot {
+    uint64_t bytes = 0;
+    uint64_t last_access = 0;  // ns since epoch
+  };
+  ChunkCache(std::string dir, uint64_t max_bytes) : dir_(std::move(dir)), max_bytes_(max_bytes) {}
+  std::string PathOf(const Key& k) const;
+  void EvictLocked();
+  void EraseLocked(const Key& k);
+
+  const std::string dir_;
+  const uint64_t max_bytes_;
+  mutable std::mutex mu_;
+  std::map<Key, Slot> slots_;
+  uint64_t total_ = 0;
+  uint64_t tmp_counter_ = 0;
+};
+
+}  // namespace xet

@@ -1,0 +1,585 @@
+#include "client/downloader.h"
+
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "client/block_planner.h"
+#include "client/chunk_cache.h"
+#include "client/part_file.h"
+#include "format/compression.h"
+#include "format/keyed_hash.h"
+#include "format/merkle.h"
+#include "format/xorb.h"
+
+namespace xet {
+namespace {
+
+// Largest FetchRanges call built from several ranges (a single larger range is one call).
+constexpr uint64_t kMaxTaskBytes = 32ull << 20;
+// Bytes of fetched (and decompressed) data in flight at once across the workers.
+constexpr uint64_t kInFlightBudget = 256ull << 20;
+// Blocks planned ahead of the oldest unfinished one.
+constexpr size_t kBlockWindow = 2;
+// Streaming (DownloadRange) plans in smaller blocks: their decoded bytes wait in memory
+// until the sink takes them.
+constexpr uint64_t kStreamBlockBytes = 32ull << 20;
+
+struct BlockState {
+  uint64_t index = 0;
+  Reconstruction recon;
+  BlockPlan plan;
+  size_t tasks_left = 0;
+  // DownloadToFile: the chunks of each term, from its decoded range.
+  std::vector<std::vector<ChunkInfo>> term_chunks;
+  // DownloadRange: the written part of each term, and whether it is ready.
+  std::vector<std::vector<uint8_t>> term_bytes;
+  std::vector<uint8_t> term_ready;
+};
+
+// A decoded fetch range: each chunk's bytes (pointing into the fetched bytes for stored
+// chunks, into `arena` for compressed ones) and, when asked for, each chunk's hash.
+struct DecodedRange {
+  std::vector<std::span<const uint8_t>> chunks;
+  std::vector<ChunkInfo> infos;
+};
+
+Status DecodeRange(std::span<const uint8_t> bytes, uint32_t num_chunks, bool hash,
+                   ChunkCodec& codec, std::vector<uint8_t>& arena, DecodedRange* out) {
+  out->chunks.clear();
+  out->infos.clear();
+  out->chunks.reserve(num_chunks);
+  // Pass 1: headers; size the arena for the compressed chunks.
+  struct Rec {
+    size_t payload;
+    uint32_t csize, usize;
+    uint8_t scheme;
+  };
+  std::vector<Rec> recs;
+  recs.reserve(num_chunks);
+  size_t off = 0;
+  uint64_t arena_need = 0;
+  for (uint32_t i = 0; i < num_chunks; ++i) {
+    if (bytes.size() - off < kXorbChunkHeaderSize) {
+      return Status::Corruption("fetched range ends inside chunk " + std::to_string(i) + " of " +
+                                std::to_string(num_chunks));
+    }
+    const XorbChunkHeader h = DecodeXorbChunkHeader(bytes.subspan(off));
+    if (h.version != kXorbChunkHeaderVersion || !IsKnownCompressionScheme(h.scheme) ||
+        h.uncompressed_size == 0 || h.uncompressed_size > kXorbMaxChunkSize ||
+        bytes.size() - off - kXorbChunkHeaderSize < h.compressed_size) {
+      return Status::Corruption("fetched range: malformed chunk record " + std::to_string(i) +
+                                " at offset " + std::to_string(off));
+    }
+    const size_t payload = off + kXorbChunkHeaderSize;
+    if (static_cast<CompressionScheme>(h.scheme) == CompressionScheme::kNone) {
+      if (h.compressed_size != h.uncompressed_size) {
+        return Status::Corruption("fetched range: stored chunk " + std::to_string(i) +
+                                  " has mismatched sizes");
+      }
+    } else {
+      arena_need += h.uncompressed_size;
+    }
+    recs.push_back({payload, h.compressed_size, h.uncompressed_size, h.scheme});
+    off = payload + h.compressed_size;
+  }
+  if (off != bytes.size()) {
+    return Status::Corruption("fetched range has " + std::to_string(bytes.size() - off) +
+                              " bytes after its " + std::to_string(num_chunks) + " chunks");
+  }
+  if (arena.size() < arena_need) arena.resize(arena_need);
+  // Pass 2: decompress into the arena; hash.
+  size_t apos = 0;
+  for (uint32_t i = 0; i < num_chunks; ++i) {
+    const Rec& r = recs[i];
+    const auto payload = bytes.subspan(r.payload, r.csize);
+    std::span<const uint8_t> data;
+    const auto scheme = static_cast<CompressionScheme>(r.scheme);
+    if (scheme == CompressionScheme::kNone) {
+      data = payload;
+    } else {
+      const std::span<uint8_t> dst(arena.data() + apos, r.usize);
+      Status st = codec.Decompress(scheme, payload, dst);
+      if (!st.ok()) {
+        return Status::Corruption("fetched range: chunk " + std::to_string(i) + ": " +
+                                  st.message());
+      }
+      data = dst;
+      apos += r.usize;
+    }
+    out->chunks.push_back(data);
+  }
+  if (hash) {
+    out->infos.resize(num_chunks);
+    for (uint32_t i = 0; i < num_chunks; ++i) {
+      out->infos[i] = {ChunkHash(out->chunks[i]), out->chunks[i].size()};
+    }
+  }
+  return Status::Ok();
+}
+
+// The chunks of `block` that start inside its span, in file order.
+std::vector<ChunkInfo> BlockChunks(const BlockState& b) {
+  std::vector<ChunkInfo> out;
+  for (size_t ti = 0; ti < b.plan.terms.size(); ++ti) {
+    const TermPlacement& p = b.plan.terms[ti];
+    uint64_t pos = p.data_offset;
+    for (const ChunkInfo& c : b.term_chunks[ti]) {
+      if (pos >= b.plan.span.first && pos <= b.plan.span.last) out.push_back(c);
+      pos += c.size;
+    }
+  }
+  return out;
+}
+
+struct DownloadContext {
+  CasClient& cas;
+  DownloadOptions options;
+  std::unique_ptr<ChunkCache> cache;
+  Status cache_status;
+
+  DownloadContext(CasClient& c, DownloadOptions o) : cas(c), options(std::move(o)) {
+    if (!options.chunk_cache_dir.empty()) {
+      auto opened = ChunkCache::Open(options.chunk_cache_dir, options.chunk_cache_bytes);
+      if (opened.ok()) {
+        cache = std::move(*opened);
+      } else {
+        cache_status = opened.status();
+      }
+    }
+  }
+};
+
+// One download: the worker threads, the task queue, the in-flight byte budget and the
+// first error. Workers are joined by the destructor on every path.
+class Transfer {
+ public:
+  enum class Mode { kFile, kStream };
+
+  Transfer(CasClient& cas, const DownloadOptions& options, ChunkCache* cache, Mode mode,
+           PartFile* part)
+      : cas_(cas), options_(options), cache_(cache), mode_(mode), part_(part) {
+    const size_t n = std::max<size_t>(1, options.fetch_concurrency);
+    workers_.reserve(n);
+    for (size_t i = 0; i < n; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+  }
+  ~Transfer() {
+    {
+      std::lock_guard lock(mu_);
+      closing_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : workers_) t.join();
+  }
+  Transfer(const Transfer&) = delete;
+  Transfer& operator=(const Transfer&) = delete;
+
+  // Plans `span` (block `index`) and queues its fetch tasks.
+  Result<BlockState*> StartBlock(const Hash& file_hash, uint64_t index, const ByteSpan& span) {
+    auto state = std::make_unique<BlockState>();
+    state->index = index;
+    XET_ASSIGN_OR_RETURN(state->recon,
+                         cas_.GetReconstruction(file_hash, std::make_pair(span.first, span.last)));
+    XET_ASSIGN_OR_RETURN(state->plan, PlanBlock(state->recon, span, kMaxTaskBytes));
+    const size_t nterms = state->plan.terms.size();
+    if (mode_ == Mode::kFile) {
+      state->term_chunks.resize(nterms);
+    } else {
+      state->term_bytes.resize(nterms);
+      state->term_ready.assign(nterms, 0);
+      for (size_t i = 0; i < nterms; ++i) {
+        if (state->plan.terms[i].take == 0) state->term_ready[i] = 1;
+      }
+    }
+    BlockState* raw = state.get();
+    {
+      std::lock_guard lock(mu_);
+      raw->tasks_left = raw->plan.tasks.size();
+      for (size_t t = 0; t < raw->plan.tasks.size(); ++t) queue_.push_back({raw, t});
+      blocks_.push_back(std::move(state));
+    }
+    cv_.notify_all();
+    return raw;
+  }
+
+  void Fail(Status st) {
+    {
+      std::lock_guard lock(mu_);
+      if (error_.ok()) error_ = std::move(st);
+      failed_.store(true);
+    }
+    cv_.notify_all();
+  }
+  Status error() {
+    std::lock_guard lock(mu_);
+    return error_;
+  }
+
+  // Waits until `block` has no tasks left (or a task failed).
+  bool WaitBlock(BlockState* block) {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return block->tasks_left == 0 || !error_.ok(); });
+    return error_.ok();
+  }
+  // Waits until some block finished (any), returns it (nullptr on failure).
+  BlockState* WaitAnyBlock() {
+    std::unique_lock lock(mu_);
+    BlockState* done = nullptr;
+    cv_.wait(lock, [&] {
+      if (!error_.ok()) return true;
+      for (auto& b : blocks_) {
+        if (b->tasks_left == 0) {
+          done = b.get();
+          return true;
+        }
+      }
+      return false;
+    });
+    return error_.ok() ? done : nullptr;
+  }
+  // Waits until term `t` of `block` is ready (streaming).
+  bool WaitTerm(BlockState* block, size_t t) {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return block->term_ready[t] != 0 || !error_.ok(); });
+    return error_.ok();
+  }
+  // Drops a finished block.
+  void Release(BlockState* block) {
+    std::lock_guard lock(mu_);
+    std::erase_if(blocks_, [&](const std::unique_ptr<BlockState>& b) { return b.get() == block; });
+  }
+  size_t blocks_in_flight() {
+    std::lock_guard lock(mu_);
+    return blocks_.size();
+  }
+  // Waits for every queued and running task to end (after a failure, before returning).
+  void Drain() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return queue_.empty() && running_ == 0; });
+  }
+
+  // Cache entries read or written during this transfer (to drop when the file fails).
+  std::vector<std::tuple<Hash, uint32_t, uint32_t>> cache_keys() {
+    std::lock_guard lock(mu_);
+    return cache_keys_;
+  }
+
+ private:
+  struct Job {
+    BlockState* block;
+    size_t task;
+  };
+
+  void WorkerLoop() {
+    ChunkCodec codec;
+    std::vector<uint8_t> arena;
+    DecodedRange decoded;
+    for (;;) {
+      Job job{};
+      uint64_t charge = 0;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return closing_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        job = queue_.front();
+        queue_.pop_front();
+        ++running_;
+        if (error_.ok()) {
+          const FetchTask& task = job.block->plan.tasks[job.task];
+          charge = std::min(kInFlightBudget, task.bytes * 2);
+          cv_.wait(lock, [&] {
+            return in_flight_ == 0 || in_flight_ + charge <= kInFlightBudget || !error_.ok();
+          });
+          in_flight_ += charge;
+        }
+      }
+      Status st =
+          failed_.load() ? Status::Ok() : RunTask(*job.block, job.task, codec, arena, decoded);
+      if (arena.capacity() > (64ull << 20)) std::vector<uint8_t>().swap(arena);
+      {
+        std::lock_guard lock(mu_);
+        in_flight_ -= charge;
+        --running_;
+        --job.block->tasks_left;
+        if (!st.ok() && error_.ok()) {
+          error_ = std::move(st);
+          failed_.store(true);
+        }
+      }
+      cv_.notify_all();
+    }
+  }
+
+  Status RunTask(BlockState& b, size_t task_index, ChunkCodec& codec, std::vector<uint8_t>& arena,
+                 DecodedRange& decoded) {
+    const FetchTask& task = b.plan.tasks[task_index];
+    const auto& xorb = b.recon.xorbs[task.xorb];
+    const FetchEntry& entry = xorb.second[task.entry];
+    const bool want_hashes = mode_ == Mode::kFile || cache_ != nullptr;
+    // Ranges served by the cache.
+    std::vector<uint8_t> cached(task.refs.size(), 0);
+    if (cache_ != nullptr) {
+      for (size_t i = 0; i < task.refs.size(); ++i) {
+        const RangeRef& ref = b.plan.ranges[task.refs[i]];
+        const FetchRange& fr = entry.ranges[ref.range];
+        auto hit = cache_->Get(xorb.first, fr.chunk_start, fr.chunk_end);
+        if (!hit) continue;
+        Status st =
+            DecodeRange(hit->records, fr.chunk_end - fr.chunk_start, true, codec, arena, &decoded);
+        if (st.ok() && decoded.infos != hit->chunks) st = Status::Corruption("chunk hashes differ");
+        if (!st.ok()) {
+          cache_->Erase(xorb.first, fr.chunk_start, fr.chunk_end);  // damaged: fetch instead
+          continue;
+        }
+        RememberCacheKey(xorb.first, fr);
+        XET_RETURN_IF_ERROR(WriteTerms(b, ref, decoded));
+        if (options_.stats) options_.stats->bytes_from_cache += hit->records.size();
+        cached[i] = 1;
+      }
+    }
+    // The rest, in runs of consecutive ranges: one FetchRanges call per run.
+    for (size_t i = 0; i < task.refs.size();) {
+      if (cached[i]) {
+        ++i;
+        continue;
+      }
+      size_t j = i;
+      while (j + 1 < task.refs.size() && !cached[j + 1]) ++j;
+      const size_t first = task.first_range + i;
+      const size_t last = task.first_range + j;
+      Status fetched = cas_.FetchRanges(
+          entry, first, last, [&](size_t r, std::span<const uint8_t> bytes) -> Status {
+            if (failed_.load()) return Status::Cancelled("download stopped");
+            if (r < first || r > last) return Status::Internal("FetchRanges: unexpected range");
+            const RangeRef& ref = b.plan.ranges[task.refs[r - task.first_range]];
+            const FetchRange& fr = entry.ranges[ref.range];
+            if (options_.stats) options_.stats->bytes_received += bytes.size();
+            XET_RETURN_IF_ERROR(DecodeRange(bytes, fr.chunk_end - fr.chunk_start, want_hashes,
+                                            codec, arena, &decoded));
+            XET_RETURN_IF_ERROR(WriteTerms(b, ref, decoded));
+            if (cache_ != nullptr && mode_ == Mode::kFile) {
+              // Only whole-file downloads insert: their file hash vouches for the chunks
+              // (entries are dropped again if it does not match).
+              if (cache_->Put(xorb.first, fr.chunk_start, fr.chunk_end, bytes, decoded.infos)
+                      .ok()) {
+                RememberCacheKey(xorb.first, fr);
+              }
+            }
+            return Status::Ok();
+          });
+      XET_RETURN_IF_ERROR(fetched);
+      i = j + 1;
+    }
+    return Status::Ok();
+  }
+
+  void RememberCacheKey(const Hash& xorb, const FetchRange& fr) {
+    std::lock_guard lock(mu_);
+    cache_keys_.emplace_back(xorb, fr.chunk_start, fr.chunk_end);
+  }
+
+  // Writes (or hands to the stream) every term `ref` serves.
+  Status WriteTerms(BlockState& b, const RangeRef& ref, const DecodedRange& d) {
+    std::vector<iovec> iov;
+    for (uint32_t ti : ref.terms) {
+      const TermPlacement& p = b.plan.terms[ti];
+      if (static_cast<size_t>(p.chunk_offset) + p.num_chunks > d.chunks.size()) {
+        return Status::Corruption("reconstruction term " + std::to_string(ti) +
+                                  " lies outside its fetch range");
+      }
+      uint64_t total = 0;
+      for (uint32_t c = p.chunk_offset; c < p.chunk_offset + p.num_chunks; ++c) {
+        total += d.chunks[c].size();
+      }
+      if (total != p.unpacked_length) {
+        return Status::Corruption("reconstruction term " + std::to_string(ti) +
+                                  ": its chunks hold " + std::to_string(total) +
+                                  " bytes, the answer says " + std::to_string(p.unpacked_length));
+      }
+      iov.clear();
+      uint64_t skip = p.skip, take = p.take;
+      for (uint32_t c = p.chunk_offset; c < p.chunk_offset + p.num_chunks && take > 0; ++c) {
+        auto s = d.chunks[c];
+        if (skip >= s.size()) {
+          skip -= s.size();
+          continue;
+        }
+        s = s.subspan(skip);
+        skip = 0;
+        if (s.size() > take) s = s.first(take);
+        take -= s.size();
+        iov.push_back({const_cast<uint8_t*>(s.data()), s.size()});
+      }
+      if (mode_ == Mode::kFile) {
+        XET_RETURN_IF_ERROR(part_->WriteAt(iov, b.plan.span.first + p.out_offset));
+        b.term_chunks[ti].assign(d.infos.begin() + p.chunk_offset,
+                                 d.infos.begin() + p.chunk_offset + p.num_chunks);
+      } else {
+        std::vector<uint8_t> out;
+        out.reserve(p.take);
+        for (const iovec& v : iov) {
+          const auto* base = static_cast<const uint8_t*>(v.iov_base);
+          out.insert(out.end(), base, base + v.iov_len);
+        }
+        {
+          std::lock_guard lock(mu_);
+          b.term_bytes[ti] = std::move(out);
+          b.term_ready[ti] = 1;
+        }
+        cv_.notify_all();
+      }
+      if (options_.stats) options_.stats->bytes_done += p.take;
+    }
+    return Status::Ok();
+  }
+
+  CasClient& cas_;
+  const DownloadOptions& options_;
+  ChunkCache* cache_;
+  const Mode mode_;
+  PartFile* part_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Job> queue_;
+  std::vector<std::unique_ptr<BlockState>> blocks_;
+  size_t running_ = 0;
+  uint64_t in_flight_ = 0;
+  bool closing_ = false;
+  Status error_;
+  std::atomic<bool> failed_{false};
+  std::vector<std::tuple<Hash, uint32_t, uint32_t>> cache_keys_;
+  std::vector<std::thread> workers_;  // last: started after everything above exists
+};
+
+Status DownloadFileImpl(DownloadContext& d, const Hash& file_hash, uint64_t size,
+                        const std::string& dest) {
+  if (!d.cache_status.ok()) return d.cache_status;
+  const uint64_t block_bytes = std::max<uint64_t>(1, d.options.block_bytes);
+  XET_ASSIGN_OR_RETURN(auto part, PartFile::Open(dest, file_hash, size, block_bytes));
+  TransferStats* stats = d.options.stats;
+  if (stats) stats->bytes_total += size;
+  if (size > 0) {
+    const auto blocks = SplitBlocks(0, size - 1, block_bytes);
+    Status failure;
+    std::vector<std::tuple<Hash, uint32_t, uint32_t>> cache_keys;
+    {
+      Transfer transfer(d.cas, d.options, d.cache.get(), Transfer::Mode::kFile, part.get());
+      size_t next = 0;
+      for (;;) {
+        while (next < blocks.size() && transfer.blocks_in_flight() < kBlockWindow) {
+          if (part->IsDone(next)) {
+            if (stats) stats->bytes_done += blocks[next].size();
+            ++next;
+            continue;
+          }
+          auto started = transfer.StartBlock(file_hash, next, blocks[next]);
+          if (!started.ok()) {
+            transfer.Fail(started.status());
+            break;
+          }
+          ++next;
+        }
+        if (transfer.blocks_in_flight() == 0) break;
+        BlockState* done = transfer.WaitAnyBlock();
+        if (done == nullptr) break;
+        Status st = part->MarkDone(done->index, BlockChunks(*done));
+        transfer.Release(done);
+        if (!st.ok()) {
+          transfer.Fail(st);
+          break;
+        }
+      }
+      failure = transfer.error();
+      transfer.Drain();
+      cache_keys = transfer.cache_keys();
+    }  // workers joined
+    if (!failure.ok()) return failure;
+    const Hash got = FileHash(part->AllChunks());
+    if (got != file_hash) {
+      part->Discard();
+      if (d.cache) {
+        for (const auto& [x, s, e] : cache_keys) d.cache->Erase(x, s, e);
+      }
+      return Status::Corruption("downloaded file hashes to " + got.ToHex() + ", expected " +
+                                file_hash.ToHex() + "; nothing written to " + dest);
+    }
+  } else if (!file_hash.IsZero()) {
+    part->Discard();
+    return Status::Corruption("a file of size 0 must have the zero hash, not " + file_hash.ToHex());
+  }
+  XET_RETURN_IF_ERROR(part->Commit());
+  if (stats) stats->files_done += 1;
+  return Status::Ok();
+}
+
+Status DownloadRangeImpl(DownloadContext& d, const Hash& file_hash, uint64_t first, uint64_t last,
+                         const std::function<bool(std::string_view)>& sink) {
+  if (!d.cache_status.ok()) return d.cache_status;
+  if (last < first) return Status::InvalidArgument("DownloadRange: last < first");
+  const uint64_t block_bytes =
+      std::max<uint64_t>(1, std::min(d.options.block_bytes, kStreamBlockBytes));
+  const auto blocks = SplitBlocks(first, last, block_bytes);
+  Transfer transfer(d.cas, d.options, d.cache.get(), Transfer::Mode::kStream, nullptr);
+  std::deque<BlockState*> order;
+  size_t next = 0;
+  Status failure;
+  for (;;) {
+    while (next < blocks.size() && order.size() < kBlockWindow) {
+      auto started = transfer.StartBlock(file_hash, next, blocks[next]);
+      if (!started.ok()) {
+        transfer.Fail(started.status());
+        break;
+      }
+      order.push_back(*started);
+      ++next;
+    }
+    if (order.empty()) break;
+    BlockState* b = order.front();
+    bool ok = true;
+    for (size_t t = 0; t < b->plan.terms.size() && ok; ++t) {
+      if (b->plan.terms[t].take == 0) continue;
+      ok = transfer.WaitTerm(b, t);
+      if (!ok) break;
+      std::vector<uint8_t> bytes = std::move(b->term_bytes[t]);  // the worker is done with it
+      if (!sink(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()))) {
+        transfer.Fail(Status::Cancelled("the receiver stopped the download"));
+        ok = false;
+      }
+    }
+    if (!ok || !transfer.WaitBlock(b)) break;
+    order.pop_front();
+    transfer.Release(b);
+  }
+  failure = transfer.error();
+  transfer.Drain();
+  return failure;
+}
+
+}  // namespace
+
+struct Downloader::Impl : DownloadContext {
+  using DownloadContext::DownloadContext;
+};
+
+Downloader::Downloader(CasClient& cas, DownloadOptions options)
+    : impl_(std::make_unique<Impl>(cas, std::move(options))) {}
+Downloader::~Downloader() = default;
+
+Status Downloader::DownloadToFile(const Hash& file_hash, uint64_t size, const std::string& dest) {
+  return DownloadFileImpl(*impl_, file_hash, size, dest);
+}
+
+Status Downloader::DownloadRange(const Hash& file_hash, uint64_t first, uint64_t last,
+                                 const std::function<bool(std::string_view)>& sink) {
+  return DownloadRangeImpl(*impl_, file_hash, first, last, sink);
+}
+
+}  // namespace xet

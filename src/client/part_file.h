@@ -1,0 +1,80 @@
+// The partial file of a download: "<dest>.xetpart", written at offsets, and its sidecar
+// "<dest>.xetpart.json" recording the file hash, the size, the planning block size and, for
+// each completed block, the chunks (hash, size) that start in it. An interrupted download
+// reopens both and fetches only the blocks the sidecar does not list; the chunks kept there
+// let the finished file's Xet hash be checked without re-reading it. Commit() makes the
+// file durable and renames it over the destination; until then the destination is never
+// touched.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "format/hash.h"
+#include "format/merkle.h"
+
+namespace xet {
+
+struct PartSidecar {
+  Hash file_hash;
+  uint64_t size = 0;
+  uint64_t block_bytes = 0;
+  std::map<uint64_t, std::vector<ChunkInfo>> done;  // block index -> chunks starting in it
+};
+
+std::string SerializeSidecar(const PartSidecar& s);
+// InvalidArgument when the text is not a sidecar this version wrote.
+Result<PartSidecar> ParseSidecar(const std::string& text);
+
+class PartFile {
+ public:
+  static std::string PartPath(const std::string& dest) { return dest + ".xetpart"; }
+  static std::string SidecarPath(const std::string& dest) { return dest + ".xetpart.json"; }
+
+  // Opens the partial file of `dest`. Resumes when a sidecar for the same file hash, size
+  // and block size exists and the partial file has `size` bytes; otherwise starts afresh
+  // (an empty partial file of `size` bytes and a sidecar with no blocks done).
+  static Result<std::unique_ptr<PartFile>> Open(const std::string& dest, const Hash& file_hash,
+                                                uint64_t size, uint64_t block_bytes);
+  ~PartFile();
+  PartFile(const PartFile&) = delete;
+  PartFile& operator=(const PartFile&) = delete;
+
+  bool resumed() const { return resumed_; }
+  const PartSidecar& sidecar() const { return sidecar_; }
+  bool IsDone(uint64_t block) const { return sidecar_.done.count(block) != 0; }
+
+  // Writes the buffers, in order, at `offset` (pwritev, partial writes continued).
+  // Thread-safe (positional writes).
+  Status WriteAt(std::span<const iovec> buffers, uint64_t offset);
+
+  // Records block `block` as complete: its data is flushed (fdatasync) before the sidecar
+  // is rewritten atomically, so a listed block is on disk. Not thread-safe.
+  Status MarkDone(uint64_t block, std::vector<ChunkInfo> chunks);
+
+  // Every chunk of the completed blocks, in file order.
+  std::vector<ChunkInfo> AllChunks() const;
+
+  // fsync, rename over `dest`, fsync the directory, remove the sidecar.
+  Status Commit();
+  // Removes the partial file and its sidecar (after a failed integrity check).
+  void Discard();
+
+ private:
+  PartFile(std::string dest, int fd, PartSidecar sidecar, bool resumed)
+      : dest_(std::move(dest)), fd_(fd), sidecar_(std::move(sidecar)), resumed_(resumed) {}
+
+  std::string dest_;
+  int fd_ = -1;
+  PartSidecar sidecar_;
+  bool resumed_ = false;
+};
+
+}  // namespace xet

@@ -1,0 +1,127 @@
+#include "client/chunk_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "support/temp_dir.h"
+
+namespace xet {
+namespace {
+
+namespace fs = std::filesystem;
+
+Hash H(uint8_t b) {
+  std::array<uint8_t, 32> a{};
+  a[0] = b;
+  return Hash::FromArray(a);
+}
+
+std::vector<uint8_t> Bytes(size_t n, uint8_t seed) {
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>(seed + i * 31);
+  return v;
+}
+
+// Every entry file of the cache (not the tmp folder).
+std::vector<fs::path> EntryFiles(const std::string& dir) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (e.is_regular_file() && e.path().parent_path().filename() != "tmp") out.push_back(e.path());
+  }
+  return out;
+}
+
+TEST(ChunkCache, PutGetRoundTripAndReopen) {
+  testing::TempDir dir;
+  const auto rec = Bytes(1000, 1);
+  const std::vector<ChunkInfo> chunks{{H(10), 600}, {H(11), 700}};
+  {
+    auto c = ChunkCache::Open(dir.path(), 1 << 20);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    EXPECT_FALSE((*c)->Get(H(1), 0, 2).has_value());
+    ASSERT_TRUE((*c)->Put(H(1), 0, 2, rec, chunks).ok());
+    auto got = (*c)->Get(H(1), 0, 2);
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(got->records, rec);
+    EXPECT_EQ(got->chunks, chunks);
+    EXPECT_FALSE((*c)->Get(H(1), 0, 3).has_value());  // a different range is a miss
+    EXPECT_FALSE((*c)->Get(H(2), 0, 2).has_value());
+    EXPECT_EQ((*c)->Put(H(1), 0, 3, rec, chunks).code(), Status::Code::kInvalidArgument);
+  }
+  auto c = ChunkCache::Open(dir.path(), 1 << 20);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ((*c)->num_entries(), 1u);
+  auto got = (*c)->Get(H(1), 0, 2);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->records, rec);
+}
+
+TEST(ChunkCache, EvictsLeastRecentlyUsedBeyondTheBound) {
+  testing::TempDir dir;
+  const auto rec = Bytes(4000, 2);
+  const std::vector<ChunkInfo> one{{H(10), 4000}};
+  // Each entry is 24 + 40 + 4000 bytes: three fit in 13,000, four do not.
+  auto c = ChunkCache::Open(dir.path(), 13000);
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE((*c)->Put(H(1), 0, 1, rec, one).ok());
+  ASSERT_TRUE((*c)->Put(H(2), 0, 1, rec, one).ok());
+  ASSERT_TRUE((*c)->Put(H(3), 0, 1, rec, one).ok());
+  ASSERT_TRUE((*c)->Get(H(1), 0, 1).has_value());  // 1 is now newer than 2
+  ASSERT_TRUE((*c)->Put(H(4), 0, 1, rec, one).ok());
+  EXPECT_EQ((*c)->num_entries(), 3u);
+  EXPECT_LE((*c)->size_bytes(), 13000u);
+  EXPECT_FALSE((*c)->Get(H(2), 0, 1).has_value());
+  EXPECT_TRUE((*c)->Get(H(1), 0, 1).has_value());
+  EXPECT_TRUE((*c)->Get(H(3), 0, 1).has_value());
+  EXPECT_TRUE((*c)->Get(H(4), 0, 1).has_value());
+  EXPECT_EQ(EntryFiles(dir.path()).size(), 3u);  // the evicted file is gone from disk
+  // An entry larger than the whole bound is not stored.
+  ASSERT_TRUE((*c)->Put(H(5), 0, 1, Bytes(20000, 3), one).ok());
+  EXPECT_FALSE((*c)->Get(H(5), 0, 1).has_value());
+  // Reopening with a smaller bound evicts down to it.
+  c->reset();
+  auto small = ChunkCache::Open(dir.path(), 5000);
+  ASSERT_TRUE(small.ok());
+  EXPECT_EQ((*small)->num_entries(), 1u);
+}
+
+TEST(ChunkCache, DamagedEntriesAreDropped) {
+  testing::TempDir dir;
+  const auto rec = Bytes(1000, 4);
+  const std::vector<ChunkInfo> one{{H(10), 1000}};
+  auto c = ChunkCache::Open(dir.path(), 1 << 20);
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE((*c)->Put(H(1), 0, 1, rec, one).ok());
+  ASSERT_TRUE((*c)->Put(H(2), 0, 1, rec, one).ok());
+  auto files = EntryFiles(dir.path());
+  ASSERT_EQ(files.size(), 2u);
+  // Truncate one and break the magic of the other.
+  fs::resize_file(files[0], 100);
+  {
+    std::fstream f(files[1], std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(0);
+    f.write("JUNK", 4);
+  }
+  EXPECT_FALSE((*c)->Get(H(1), 0, 1).has_value());
+  EXPECT_FALSE((*c)->Get(H(2), 0, 1).has_value());
+  EXPECT_EQ((*c)->num_entries(), 0u);
+  EXPECT_TRUE(EntryFiles(dir.path()).empty());
+}
+
+TEST(ChunkCache, OpenCleansTemporariesAndForeignFiles) {
+  testing::TempDir dir;
+  fs::create_directories(dir.path() + "/tmp");
+  fs::create_directories(dir.path() + "/ab");
+  { std::ofstream(dir.path() + "/tmp/123-1") << "half written"; }
+  { std::ofstream(dir.path() + "/ab/not-an-entry") << "x"; }
+  auto c = ChunkCache::Open(dir.path(), 1 << 20);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ((*c)->num_entries(), 0u);
+  EXPECT_FALSE(fs::exists(dir.path() + "/tmp/123-1"));
+  EXPECT_FALSE(fs::exists(dir.path() + "/ab/not-an-entry"));
+}
+
+}  // namespace
+}  // namespace xet

@@ -1,0 +1,166 @@
+#include "client/part_file.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "support/temp_dir.h"
+
+namespace xet {
+namespace {
+
+Hash H(uint8_t b) {
+  std::array<uint8_t, 32> a{};
+  a[0] = b;
+  a[31] = static_cast<uint8_t>(b * 7);
+  return Hash::FromArray(a);
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Status Write(PartFile& p, const std::string& s, uint64_t off) {
+  iovec v{const_cast<char*>(s.data()), s.size()};
+  return p.WriteAt(std::span<const iovec>(&v, 1), off);
+}
+
+TEST(PartSidecar, RoundTrips) {
+  PartSidecar s{H(1), 12345, 4096, {}};
+  s.done[0] = {{H(2), 100}, {H(3), 1ull << 40}};
+  s.done[7] = {};
+  auto back = ParseSidecar(SerializeSidecar(s));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->file_hash, s.file_hash);
+  EXPECT_EQ(back->size, s.size);
+  EXPECT_EQ(back->block_bytes, s.block_bytes);
+  EXPECT_EQ(back->done, s.done);
+}
+
+TEST(PartSidecar, RejectsDamage) {
+  EXPECT_FALSE(ParseSidecar("").ok());
+  EXPECT_FALSE(ParseSidecar("{\"version\":1}").ok());
+  EXPECT_FALSE(ParseSidecar("[1,2]").ok());
+  PartSidecar s{H(1), 10, 4, {{0, {{H(2), 5}}}}};
+  std::string text = SerializeSidecar(s);
+  std::string bad = text;
+  bad.replace(bad.find("\"chunks\":\"") + 10, 1, "z");
+  EXPECT_FALSE(ParseSidecar(bad).ok());
+  bad = text;
+  bad.replace(bad.find("\"version\":1"), 11, "\"version\":9");
+  EXPECT_FALSE(ParseSidecar(bad).ok());
+}
+
+TEST(PartFile, FreshWriteCommitRenamesAtomically) {
+  testing::TempDir dir;
+  const std::string dest = dir.path() + "/out.bin";
+  {
+    auto p = PartFile::Open(dest, H(1), 10, 4);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    EXPECT_FALSE((*p)->resumed());
+    EXPECT_TRUE(std::filesystem::exists(PartFile::PartPath(dest)));
+    EXPECT_TRUE(std::filesystem::exists(PartFile::SidecarPath(dest)));
+    EXPECT_EQ(std::filesystem::file_size(PartFile::PartPath(dest)), 10u);
+    ASSERT_TRUE(Write(**p, "6789", 6).ok());
+    ASSERT_TRUE(Write(**p, "012345", 0).ok());
+    EXPECT_FALSE(std::filesystem::exists(dest));  // nothing at the destination yet
+    ASSERT_TRUE((*p)->Commit().ok());
+  }
+  EXPECT_EQ(Slurp(dest), "0123456789");
+  EXPECT_FALSE(std::filesystem::exists(PartFile::PartPath(dest)));
+  EXPECT_FALSE(std::filesystem::exists(PartFile::SidecarPath(dest)));
+}
+
+TEST(PartFile, ResumesCompletedBlocksOnlyForTheSameFile) {
+  testing::TempDir dir;
+  const std::string dest = dir.path() + "/out.bin";
+  {
+    auto p = PartFile::Open(dest, H(1), 10, 4);
+    ASSERT_TRUE(p.ok());
+    ASSERT_TRUE(Write(**p, "abcd", 0).ok());
+    ASSERT_TRUE((*p)->MarkDone(0, {{H(5), 4}}).ok());
+    ASSERT_TRUE(Write(**p, "ef", 4).ok());  // block 1 unfinished: not recorded
+  }                                         // interrupted: the partial file and sidecar stay
+  {
+    auto p = PartFile::Open(dest, H(1), 10, 4);
+    ASSERT_TRUE(p.ok());
+    EXPECT_TRUE((*p)->resumed());
+    EXPECT_TRUE((*p)->IsDone(0));
+    EXPECT_FALSE((*p)->IsDone(1));
+    EXPECT_EQ((*p)->AllChunks(), (std::vector<ChunkInfo>{{H(5), 4}}));
+    ASSERT_TRUE((*p)->MarkDone(2, {{H(7), 2}}).ok());
+    ASSERT_TRUE((*p)->MarkDone(1, {{H(6), 4}}).ok());
+    // In file (block) order, whatever order blocks finished in.
+    EXPECT_EQ((*p)->AllChunks(), (std::vector<ChunkInfo>{{H(5), 4}, {H(6), 4}, {H(7), 2}}));
+  }
+  // Another hash, size or block size starts afresh.
+  for (auto [hash, size, block] : {std::tuple{H(9), 10ull, 4ull}, std::tuple{H(1), 11ull, 4ull},
+                                   std::tuple{H(1), 10ull, 8ull}}) {
+    {
+      auto p = PartFile::Open(dest, H(1), 10, 4);  // re-create a resumable state
+      ASSERT_TRUE(p.ok());
+      ASSERT_TRUE((*p)->MarkDone(0, {{H(5), 4}}).ok());
+    }
+    auto p = PartFile::Open(dest, hash, size, block);
+    ASSERT_TRUE(p.ok());
+    EXPECT_FALSE((*p)->resumed());
+    EXPECT_FALSE((*p)->IsDone(0));
+    EXPECT_EQ(std::filesystem::file_size(PartFile::PartPath(dest)), size);
+  }
+}
+
+TEST(PartFile, DamagedSidecarOrMissingPartStartsAfresh) {
+  testing::TempDir dir;
+  const std::string dest = dir.path() + "/out.bin";
+  {
+    auto p = PartFile::Open(dest, H(1), 10, 4);
+    ASSERT_TRUE(p.ok());
+    ASSERT_TRUE((*p)->MarkDone(0, {{H(5), 4}}).ok());
+  }
+  { std::ofstream(PartFile::SidecarPath(dest)) << "{garbage"; }
+  {
+    auto p = PartFile::Open(dest, H(1), 10, 4);
+    ASSERT_TRUE(p.ok());
+    EXPECT_FALSE((*p)->resumed());
+    ASSERT_TRUE((*p)->MarkDone(0, {{H(5), 4}}).ok());
+  }
+  std::filesystem::remove(PartFile::PartPath(dest));
+  auto p = PartFile::Open(dest, H(1), 10, 4);
+  ASSERT_TRUE(p.ok());
+  EXPECT_FALSE((*p)->resumed());
+}
+
+TEST(PartFile, DiscardRemovesEverything) {
+  testing::TempDir dir;
+  const std::string dest = dir.path() + "/out.bin";
+  auto p = PartFile::Open(dest, H(1), 10, 4);
+  ASSERT_TRUE(p.ok());
+  (*p)->Discard();
+  EXPECT_FALSE(std::filesystem::exists(PartFile::PartPath(dest)));
+  EXPECT_FALSE(std::filesystem::exists(PartFile::SidecarPath(dest)));
+  EXPECT_FALSE(std::filesystem::exists(dest));
+}
+
+TEST(PartFile, WriteAtHandlesManyBuffers) {
+  testing::TempDir dir;
+  const std::string dest = dir.path() + "/out.bin";
+  const size_t n = 3000;  // more than IOV_MAX
+  auto p = PartFile::Open(dest, H(1), n, n);
+  ASSERT_TRUE(p.ok());
+  std::string bytes(n, 0);
+  for (size_t i = 0; i < n; ++i) bytes[i] = static_cast<char>('a' + i % 26);
+  std::vector<iovec> iov;
+  for (size_t i = 0; i < n; ++i) iov.push_back({bytes.data() + i, 1});
+  ASSERT_TRUE((*p)->WriteAt(iov, 0).ok());
+  ASSERT_TRUE((*p)->Commit().ok());
+  EXPECT_EQ(Slurp(dest), bytes);
+}
+
+}  // namespace
+}  // namespace xet
