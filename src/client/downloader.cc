@@ -322,7 +322,9 @@ class Transfer {
     const FetchTask& task = b.plan.tasks[task_index];
     const auto& xorb = b.recon.xorbs[task.xorb];
     const FetchEntry& entry = xorb.second[task.entry];
-    const bool want_hashes = mode_ == Mode::kFile || cache_ != nullptr;
+    // Chunk hashes: for the file hash (whole files) and for cache entries (written by
+    // whole-file downloads only).
+    const bool want_hashes = mode_ == Mode::kFile;
     // Ranges served by the cache.
     std::vector<uint8_t> cached(task.refs.size(), 0);
     if (cache_ != nullptr) {
@@ -501,7 +503,11 @@ Status DownloadFileImpl(DownloadContext& d, const Hash& file_hash, uint64_t size
       transfer.Drain();
       cache_keys = transfer.cache_keys();
     }  // workers joined
-    if (!failure.ok()) return failure;
+    if (!failure.ok()) {
+      // Keep a partial file only when there is something to resume.
+      if (part->sidecar().done.empty()) part->Discard();
+      return failure;
+    }
     const Hash got = FileHash(part->AllChunks());
     if (got != file_hash) {
       part->Discard();

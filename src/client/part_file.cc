@@ -160,9 +160,10 @@ Status PartFile::WriteAt(std::span<const iovec> buffers, uint64_t offset) {
       todo = todo.subspan(i);
       continue;
     }
-    rest.assign(todo.begin() + static_cast<std::ptrdiff_t>(i), todo.end());
-    rest[0].iov_base = static_cast<char*>(rest[0].iov_base) + left;
-    rest[0].iov_len -= left;
+    std::vector<iovec> next(todo.begin() + static_cast<std::ptrdiff_t>(i), todo.end());
+    next[0].iov_base = static_cast<char*>(next[0].iov_base) + left;
+    next[0].iov_len -= left;
+    rest.swap(next);
     todo = rest;
   }
   return Status::Ok();

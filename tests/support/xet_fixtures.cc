@@ -9,7 +9,8 @@
 
 namespace xet::testing {
 
-UploadArtifacts PrepareUpload(std::span<const uint8_t> data, CompressionPolicy policy) {
+UploadArtifacts PrepareUpload(std::span<const uint8_t> data, CompressionPolicy policy,
+                              size_t max_xorb_chunks) {
   UploadArtifacts a;
   a.size = data.size();
   XorbBuilder builder(policy);
@@ -52,7 +53,7 @@ UploadArtifacts PrepareUpload(std::span<const uint8_t> data, CompressionPolicy p
   for (uint64_t end : ChunkBoundaries(data)) {
     const auto chunk = data.subspan(prev, end - prev);
     const Hash h = ChunkHash(chunk);
-    if (!builder.CanAdd(chunk.size())) finish_xorb();
+    if (!builder.CanAdd(chunk.size()) || builder.num_chunks() >= max_xorb_chunks) finish_xorb();
     if (!builder.Add(chunk, h).ok()) throw std::runtime_error("XorbBuilder::Add failed");
     a.chunks.push_back({h, chunk.size()});
     term_hashes.push_back(h);

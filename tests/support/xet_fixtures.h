@@ -22,9 +22,11 @@ struct UploadArtifacts {
   std::string shard_bytes;            // the shard in upload form (no footer)
 };
 
-// Chunks `data` and packs every chunk, in order, into as many xorbs as needed.
+// Chunks `data` and packs every chunk, in order, into as many xorbs as needed (a new xorb
+// also starts after `max_xorb_chunks` chunks).
 UploadArtifacts PrepareUpload(std::span<const uint8_t> data,
-                              CompressionPolicy policy = CompressionPolicy::kPredict);
+                              CompressionPolicy policy = CompressionPolicy::kPredict,
+                              size_t max_xorb_chunks = SIZE_MAX);
 
 // A file of `num_chunks` fixed-size random chunks stored in two xorbs, even chunks in
 // one and odd chunks in the other, described by one term per chunk (alternating xorbs):
