@@ -323,6 +323,7 @@ Status CasClient::FetchRanges(
     }
     mode = Mode::kSingle;
     single = *parsed;
+    buffer.reserve(single.size());  // exactly: no doubling past the answer's size
   };
   cb.sink = [&](std::string_view bytes) {
     if (!failure.ok()) return false;

@@ -24,13 +24,27 @@ namespace {
 
 // Largest FetchRanges call built from several ranges (a single larger range is one call).
 constexpr uint64_t kMaxTaskBytes = 32ull << 20;
-// Bytes of fetched (and decompressed) data in flight at once across the workers.
-constexpr uint64_t kInFlightBudget = 256ull << 20;
 // Blocks planned ahead of the oldest unfinished one.
 constexpr size_t kBlockWindow = 2;
 // Streaming (DownloadRange) plans in smaller blocks: their decoded bytes wait in memory
-// until the sink takes them.
+// until the sink takes them (at most kBlockWindow blocks of them).
 constexpr uint64_t kStreamBlockBytes = 32ull << 20;
+// Per worker: decompressed chunks are copied here on their way to the file, so a worker
+// never holds more than one decoded chunk plus this much of decoded data.
+constexpr size_t kStagingBytes = 4u << 20;
+// Buffers per pwritev (Linux IOV_MAX).
+constexpr size_t kMaxIov = 1024;
+
+// The compressed bytes of one task as fetched: its whole byte span (a single-range answer
+// covering several ranges holds the gaps too).
+uint64_t TaskSpanBytes(const FetchEntry& entry, const FetchTask& task) {
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (uint32_t r = task.first_range; r <= task.last_range; ++r) {
+    lo = std::min(lo, entry.ranges[r].byte_start);
+    hi = std::max(hi, entry.ranges[r].byte_end);
+  }
+  return hi >= lo ? hi - lo + 1 : 0;
+}
 
 struct BlockState {
   uint64_t index = 0;
@@ -44,28 +58,73 @@ struct BlockState {
   std::vector<uint8_t> term_ready;
 };
 
-// A decoded fetch range: each chunk's bytes (pointing into the fetched bytes for stored
-// chunks, into `arena` for compressed ones) and, when asked for, each chunk's hash.
-struct DecodedRange {
-  std::vector<std::span<const uint8_t>> chunks;
-  std::vector<ChunkInfo> infos;
+// Coalesces the decoded pieces of a range into pwritev calls on the part file. Pieces that
+// point into the fetched range (stored chunks) are written from there; decompressed ones
+// are first copied into a fixed staging buffer. Flush() before the fetched bytes go away.
+class StagedWriter {
+ public:
+  StagedWriter() : staging_(kStagingBytes) {}
+
+  void Reset(PartFile* part) {
+    part_ = part;
+    iov_.clear();
+    staged_ = 0;
+  }
+
+  // `stable`: `bytes` stay valid until the next Flush().
+  Status Write(uint64_t offset, std::span<const uint8_t> bytes, bool stable) {
+    if (!iov_.empty() && (offset != end_ || iov_.size() == kMaxIov)) XET_RETURN_IF_ERROR(Flush());
+    if (!stable) {
+      if (staged_ + bytes.size() > staging_.size()) XET_RETURN_IF_ERROR(Flush());
+      std::copy(bytes.begin(), bytes.end(), staging_.begin() + static_cast<ptrdiff_t>(staged_));
+      bytes = std::span<const uint8_t>(staging_.data() + staged_, bytes.size());
+      staged_ += bytes.size();
+    }
+    if (iov_.empty()) start_ = end_ = offset;
+    iov_.push_back({const_cast<uint8_t*>(bytes.data()), bytes.size()});
+    end_ += bytes.size();
+    return Status::Ok();
+  }
+
+  Status Flush() {
+    if (iov_.empty()) return Status::Ok();
+    Status st = part_->WriteAt(iov_, start_);
+    iov_.clear();
+    staged_ = 0;
+    return st;
+  }
+
+ private:
+  PartFile* part_ = nullptr;
+  std::vector<uint8_t> staging_;
+  size_t staged_ = 0;
+  std::vector<iovec> iov_;
+  uint64_t start_ = 0, end_ = 0;
 };
 
-Status DecodeRange(std::span<const uint8_t> bytes, uint32_t num_chunks, bool hash,
-                   ChunkCodec& codec, std::vector<uint8_t>& arena, DecodedRange* out) {
-  out->chunks.clear();
-  out->infos.clear();
-  out->chunks.reserve(num_chunks);
-  // Pass 1: headers; size the arena for the compressed chunks.
+// What one worker thread reuses from range to range.
+struct WorkerScratch {
+  ChunkCodec codec;
+  std::vector<uint8_t> chunk = std::vector<uint8_t>(kXorbMaxChunkSize);
+  StagedWriter writer;
   struct Rec {
     size_t payload;
     uint32_t csize, usize;
     uint8_t scheme;
   };
   std::vector<Rec> recs;
-  recs.reserve(num_chunks);
+  std::vector<ChunkInfo> infos;
+  std::vector<uint32_t> order;   // positions in RangeRef::terms, by first chunk
+  std::vector<uint64_t> seen;    // per position: bytes of the term's chunks decoded so far
+  std::vector<uint32_t> active;  // positions whose chunks are being decoded
+};
+
+// Walks the chunk records of a fetched range: checks every header and that exactly
+// `num_chunks` records fill `bytes`. Fills `s.recs`.
+Status ParseRecords(std::span<const uint8_t> bytes, uint32_t num_chunks, WorkerScratch& s) {
+  s.recs.clear();
+  s.recs.reserve(num_chunks);
   size_t off = 0;
-  uint64_t arena_need = 0;
   for (uint32_t i = 0; i < num_chunks; ++i) {
     if (bytes.size() - off < kXorbChunkHeaderSize) {
       return Status::Corruption("fetched range ends inside chunk " + std::to_string(i) + " of " +
@@ -79,48 +138,17 @@ Status DecodeRange(std::span<const uint8_t> bytes, uint32_t num_chunks, bool has
                                 " at offset " + std::to_string(off));
     }
     const size_t payload = off + kXorbChunkHeaderSize;
-    if (static_cast<CompressionScheme>(h.scheme) == CompressionScheme::kNone) {
-      if (h.compressed_size != h.uncompressed_size) {
-        return Status::Corruption("fetched range: stored chunk " + std::to_string(i) +
-                                  " has mismatched sizes");
-      }
-    } else {
-      arena_need += h.uncompressed_size;
+    if (static_cast<CompressionScheme>(h.scheme) == CompressionScheme::kNone &&
+        h.compressed_size != h.uncompressed_size) {
+      return Status::Corruption("fetched range: stored chunk " + std::to_string(i) +
+                                " has mismatched sizes");
     }
-    recs.push_back({payload, h.compressed_size, h.uncompressed_size, h.scheme});
+    s.recs.push_back({payload, h.compressed_size, h.uncompressed_size, h.scheme});
     off = payload + h.compressed_size;
   }
   if (off != bytes.size()) {
     return Status::Corruption("fetched range has " + std::to_string(bytes.size() - off) +
                               " bytes after its " + std::to_string(num_chunks) + " chunks");
-  }
-  if (arena.size() < arena_need) arena.resize(arena_need);
-  // Pass 2: decompress into the arena; hash.
-  size_t apos = 0;
-  for (uint32_t i = 0; i < num_chunks; ++i) {
-    const Rec& r = recs[i];
-    const auto payload = bytes.subspan(r.payload, r.csize);
-    std::span<const uint8_t> data;
-    const auto scheme = static_cast<CompressionScheme>(r.scheme);
-    if (scheme == CompressionScheme::kNone) {
-      data = payload;
-    } else {
-      const std::span<uint8_t> dst(arena.data() + apos, r.usize);
-      Status st = codec.Decompress(scheme, payload, dst);
-      if (!st.ok()) {
-        return Status::Corruption("fetched range: chunk " + std::to_string(i) + ": " +
-                                  st.message());
-      }
-      data = dst;
-      apos += r.usize;
-    }
-    out->chunks.push_back(data);
-  }
-  if (hash) {
-    out->infos.resize(num_chunks);
-    for (uint32_t i = 0; i < num_chunks; ++i) {
-      out->infos[i] = {ChunkHash(out->chunks[i]), out->chunks[i].size()};
-    }
   }
   return Status::Ok();
 }
@@ -165,7 +193,14 @@ class Transfer {
 
   Transfer(CasClient& cas, const DownloadOptions& options, ChunkCache* cache, Mode mode,
            PartFile* part)
-      : cas_(cas), options_(options), cache_(cache), mode_(mode), part_(part) {
+      : cas_(cas),
+        options_(options),
+        cache_(cache),
+        mode_(mode),
+        part_(part),
+        budget_(std::max<uint64_t>(1, options.max_bytes_in_flight)),
+        max_task_bytes_(std::clamp<uint64_t>(
+            budget_ / (2 * std::max<size_t>(1, options.fetch_concurrency)), 1, kMaxTaskBytes)) {
     const size_t n = std::max<size_t>(1, options.fetch_concurrency);
     workers_.reserve(n);
     for (size_t i = 0; i < n; ++i) workers_.emplace_back([this] { WorkerLoop(); });
@@ -187,7 +222,7 @@ class Transfer {
     state->index = index;
     XET_ASSIGN_OR_RETURN(state->recon,
                          cas_.GetReconstruction(file_hash, std::make_pair(span.first, span.last)));
-    XET_ASSIGN_OR_RETURN(state->plan, PlanBlock(state->recon, span, kMaxTaskBytes));
+    XET_ASSIGN_OR_RETURN(state->plan, PlanBlock(state->recon, span, max_task_bytes_));
     const size_t nterms = state->plan.terms.size();
     if (mode_ == Mode::kFile) {
       state->term_chunks.resize(nterms);
@@ -278,9 +313,7 @@ class Transfer {
   };
 
   void WorkerLoop() {
-    ChunkCodec codec;
-    std::vector<uint8_t> arena;
-    DecodedRange decoded;
+    WorkerScratch scratch;
     for (;;) {
       Job job{};
       uint64_t charge = 0;
@@ -292,17 +325,15 @@ class Transfer {
         queue_.pop_front();
         ++running_;
         if (error_.ok()) {
-          const FetchTask& task = job.block->plan.tasks[job.task];
-          charge = std::min(kInFlightBudget, task.bytes * 2);
+          charge = Charge(*job.block, job.task);
+          // A task larger than the whole budget still runs, alone.
           cv_.wait(lock, [&] {
-            return in_flight_ == 0 || in_flight_ + charge <= kInFlightBudget || !error_.ok();
+            return in_flight_ == 0 || in_flight_ + charge <= budget_ || !error_.ok();
           });
           in_flight_ += charge;
         }
       }
-      Status st =
-          failed_.load() ? Status::Ok() : RunTask(*job.block, job.task, codec, arena, decoded);
-      if (arena.capacity() > (64ull << 20)) std::vector<uint8_t>().swap(arena);
+      Status st = failed_.load() ? Status::Ok() : RunTask(*job.block, job.task, scratch);
       {
         std::lock_guard lock(mu_);
         in_flight_ -= charge;
@@ -317,14 +348,18 @@ class Transfer {
     }
   }
 
-  Status RunTask(BlockState& b, size_t task_index, ChunkCodec& codec, std::vector<uint8_t>& arena,
-                 DecodedRange& decoded) {
+  // What a task holds while it runs: its fetched bytes (or the cached copy of one of its
+  // ranges, which is smaller). Streaming also keeps the decoded bytes of its terms until the
+  // sink has them; those are bounded by the block window instead.
+  uint64_t Charge(const BlockState& b, size_t task_index) const {
+    const FetchTask& task = b.plan.tasks[task_index];
+    return TaskSpanBytes(b.recon.xorbs[task.xorb].second[task.entry], task);
+  }
+
+  Status RunTask(BlockState& b, size_t task_index, WorkerScratch& scratch) {
     const FetchTask& task = b.plan.tasks[task_index];
     const auto& xorb = b.recon.xorbs[task.xorb];
     const FetchEntry& entry = xorb.second[task.entry];
-    // Chunk hashes: for the file hash (whole files) and for cache entries (written by
-    // whole-file downloads only).
-    const bool want_hashes = mode_ == Mode::kFile;
     // Ranges served by the cache.
     std::vector<uint8_t> cached(task.refs.size(), 0);
     if (cache_ != nullptr) {
@@ -333,15 +368,15 @@ class Transfer {
         const FetchRange& fr = entry.ranges[ref.range];
         auto hit = cache_->Get(xorb.first, fr.chunk_start, fr.chunk_end);
         if (!hit) continue;
-        Status st =
-            DecodeRange(hit->records, fr.chunk_end - fr.chunk_start, true, codec, arena, &decoded);
-        if (st.ok() && decoded.infos != hit->chunks) st = Status::Corruption("chunk hashes differ");
+        // A damaged entry is detected while it is decoded; the fetch below then rewrites
+        // every byte it had written.
+        Status st = ProcessRange(b, ref, fr.chunk_end - fr.chunk_start, hit->records, &hit->chunks,
+                                 scratch);
         if (!st.ok()) {
           cache_->Erase(xorb.first, fr.chunk_start, fr.chunk_end);  // damaged: fetch instead
           continue;
         }
         RememberCacheKey(xorb.first, fr);
-        XET_RETURN_IF_ERROR(WriteTerms(b, ref, decoded));
         if (options_.stats) options_.stats->bytes_from_cache += hit->records.size();
         cached[i] = 1;
       }
@@ -363,13 +398,12 @@ class Transfer {
             const RangeRef& ref = b.plan.ranges[task.refs[r - task.first_range]];
             const FetchRange& fr = entry.ranges[ref.range];
             if (options_.stats) options_.stats->bytes_received += bytes.size();
-            XET_RETURN_IF_ERROR(DecodeRange(bytes, fr.chunk_end - fr.chunk_start, want_hashes,
-                                            codec, arena, &decoded));
-            XET_RETURN_IF_ERROR(WriteTerms(b, ref, decoded));
+            XET_RETURN_IF_ERROR(
+                ProcessRange(b, ref, fr.chunk_end - fr.chunk_start, bytes, nullptr, scratch));
             if (cache_ != nullptr && mode_ == Mode::kFile) {
               // Only whole-file downloads insert: their file hash vouches for the chunks
               // (entries are dropped again if it does not match).
-              if (cache_->Put(xorb.first, fr.chunk_start, fr.chunk_end, bytes, decoded.infos)
+              if (cache_->Put(xorb.first, fr.chunk_start, fr.chunk_end, bytes, scratch.infos)
                       .ok()) {
                 RememberCacheKey(xorb.first, fr);
               }
@@ -387,52 +421,103 @@ class Transfer {
     cache_keys_.emplace_back(xorb, fr.chunk_start, fr.chunk_end);
   }
 
-  // Writes (or hands to the stream) every term `ref` serves.
-  Status WriteTerms(BlockState& b, const RangeRef& ref, const DecodedRange& d) {
-    std::vector<iovec> iov;
-    for (uint32_t ti : ref.terms) {
+  // Decodes the chunk records of one fetched (or cached) range one chunk at a time and
+  // hands every term `ref` serves its bytes: pwritev into the part file (kFile) or the
+  // term's buffer (kStream). Checks each chunk's record, each term's length and, with
+  // `expected` (a cache entry), each chunk's hash and size. Leaves the range's chunk
+  // infos in `s.infos` when they were computed (whole files, or `expected`).
+  Status ProcessRange(BlockState& b, const RangeRef& ref, uint32_t num_chunks,
+                      std::span<const uint8_t> bytes, const std::vector<ChunkInfo>* expected,
+                      WorkerScratch& s) {
+    if (expected != nullptr && expected->size() != num_chunks) {
+      return Status::Corruption("cached range has a different number of chunks");
+    }
+    XET_RETURN_IF_ERROR(ParseRecords(bytes, num_chunks, s));
+    const size_t nterms = ref.terms.size();
+    s.order.resize(nterms);
+    s.seen.assign(nterms, 0);
+    s.active.clear();
+    for (uint32_t k = 0; k < nterms; ++k) {
+      const uint32_t ti = ref.terms[k];
       const TermPlacement& p = b.plan.terms[ti];
-      if (static_cast<size_t>(p.chunk_offset) + p.num_chunks > d.chunks.size()) {
+      if (static_cast<size_t>(p.chunk_offset) + p.num_chunks > num_chunks) {
         return Status::Corruption("reconstruction term " + std::to_string(ti) +
                                   " lies outside its fetch range");
       }
-      uint64_t total = 0;
-      for (uint32_t c = p.chunk_offset; c < p.chunk_offset + p.num_chunks; ++c) {
-        total += d.chunks[c].size();
+      s.order[k] = k;
+      if (mode_ == Mode::kStream) b.term_bytes[ti].resize(p.take);
+    }
+    std::stable_sort(s.order.begin(), s.order.end(), [&](uint32_t x, uint32_t y) {
+      return b.plan.terms[ref.terms[x]].chunk_offset < b.plan.terms[ref.terms[y]].chunk_offset;
+    });
+    const bool hash = mode_ == Mode::kFile || expected != nullptr;
+    s.infos.clear();
+    if (hash) s.infos.reserve(num_chunks);
+    s.writer.Reset(part_);
+    size_t next = 0;
+    for (uint32_t i = 0; i < num_chunks; ++i) {
+      while (next < nterms && b.plan.terms[ref.terms[s.order[next]]].chunk_offset <= i) {
+        s.active.push_back(s.order[next++]);
       }
-      if (total != p.unpacked_length) {
+      const WorkerScratch::Rec& r = s.recs[i];
+      const auto payload = bytes.subspan(r.payload, r.csize);
+      const auto scheme = static_cast<CompressionScheme>(r.scheme);
+      std::span<const uint8_t> data = payload;
+      const bool stable = scheme == CompressionScheme::kNone;
+      if (!stable) {
+        const std::span<uint8_t> dst(s.chunk.data(), r.usize);
+        Status st = s.codec.Decompress(scheme, payload, dst);
+        if (!st.ok()) {
+          return Status::Corruption("fetched range: chunk " + std::to_string(i) + ": " +
+                                    st.message());
+        }
+        data = dst;
+      }
+      if (hash) {
+        s.infos.push_back({ChunkHash(data), data.size()});
+        if (expected != nullptr && (*expected)[i] != s.infos.back()) {
+          return Status::Corruption("cached chunk " + std::to_string(i) + " differs");
+        }
+      }
+      for (uint32_t k : s.active) {
+        const TermPlacement& p = b.plan.terms[ref.terms[k]];
+        const uint64_t pos = s.seen[k];
+        s.seen[k] += data.size();
+        const uint64_t lo = std::max(pos, p.skip);
+        const uint64_t hi = std::min(pos + data.size(), p.skip + p.take);
+        if (lo >= hi) continue;
+        const auto piece = data.subspan(lo - pos, hi - lo);
+        if (mode_ == Mode::kFile) {
+          XET_RETURN_IF_ERROR(
+              s.writer.Write(b.plan.span.first + p.out_offset + (lo - p.skip), piece, stable));
+        } else {
+          std::copy(piece.begin(), piece.end(),
+                    b.term_bytes[ref.terms[k]].begin() + static_cast<ptrdiff_t>(lo - p.skip));
+        }
+      }
+      std::erase_if(s.active, [&](uint32_t k) {
+        const TermPlacement& p = b.plan.terms[ref.terms[k]];
+        return p.chunk_offset + p.num_chunks <= i + 1;
+      });
+    }
+    XET_RETURN_IF_ERROR(s.writer.Flush());
+    for (uint32_t k = 0; k < nterms; ++k) {
+      const uint32_t ti = ref.terms[k];
+      const TermPlacement& p = b.plan.terms[ti];
+      if (s.seen[k] != p.unpacked_length) {
         return Status::Corruption("reconstruction term " + std::to_string(ti) +
-                                  ": its chunks hold " + std::to_string(total) +
+                                  ": its chunks hold " + std::to_string(s.seen[k]) +
                                   " bytes, the answer says " + std::to_string(p.unpacked_length));
       }
-      iov.clear();
-      uint64_t skip = p.skip, take = p.take;
-      for (uint32_t c = p.chunk_offset; c < p.chunk_offset + p.num_chunks && take > 0; ++c) {
-        auto s = d.chunks[c];
-        if (skip >= s.size()) {
-          skip -= s.size();
-          continue;
-        }
-        s = s.subspan(skip);
-        skip = 0;
-        if (s.size() > take) s = s.first(take);
-        take -= s.size();
-        iov.push_back({const_cast<uint8_t*>(s.data()), s.size()});
-      }
+    }
+    for (uint32_t ti : ref.terms) {
+      const TermPlacement& p = b.plan.terms[ti];
       if (mode_ == Mode::kFile) {
-        XET_RETURN_IF_ERROR(part_->WriteAt(iov, b.plan.span.first + p.out_offset));
-        b.term_chunks[ti].assign(d.infos.begin() + p.chunk_offset,
-                                 d.infos.begin() + p.chunk_offset + p.num_chunks);
+        b.term_chunks[ti].assign(s.infos.begin() + p.chunk_offset,
+                                 s.infos.begin() + p.chunk_offset + p.num_chunks);
       } else {
-        std::vector<uint8_t> out;
-        out.reserve(p.take);
-        for (const iovec& v : iov) {
-          const auto* base = static_cast<const uint8_t*>(v.iov_base);
-          out.insert(out.end(), base, base + v.iov_len);
-        }
         {
           std::lock_guard lock(mu_);
-          b.term_bytes[ti] = std::move(out);
           b.term_ready[ti] = 1;
         }
         cv_.notify_all();
@@ -447,6 +532,8 @@ class Transfer {
   ChunkCache* cache_;
   const Mode mode_;
   PartFile* part_;
+  const uint64_t budget_;          // bytes of running tasks (Charge) at once
+  const uint64_t max_task_bytes_;  // FetchRanges calls grouping several ranges
 
   std::mutex mu_;
   std::condition_variable cv_;
@@ -530,8 +617,8 @@ Status DownloadRangeImpl(DownloadContext& d, const Hash& file_hash, uint64_t fir
                          const std::function<bool(std::string_view)>& sink) {
   if (!d.cache_status.ok()) return d.cache_status;
   if (last < first) return Status::InvalidArgument("DownloadRange: last < first");
-  const uint64_t block_bytes =
-      std::max<uint64_t>(1, std::min(d.options.block_bytes, kStreamBlockBytes));
+  const uint64_t block_bytes = std::max<uint64_t>(
+      1, std::min({d.options.block_bytes, kStreamBlockBytes, d.options.max_bytes_in_flight / 8}));
   const auto blocks = SplitBlocks(first, last, block_bytes);
   Transfer transfer(d.cas, d.options, d.cache.get(), Transfer::Mode::kStream, nullptr);
   std::deque<BlockState*> order;

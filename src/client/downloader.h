@@ -2,13 +2,15 @@
 //
 // Plans with /v2/reconstructions in blocks of `block_bytes` of the file, fetches the xorb
 // ranges of a block in parallel (`fetch_concurrency` in flight; multi-range GETs, falling
-// back to single ranges), decompresses and checks every chunk (hash and length) before
-// writing, reuses a fetched chunk for every term that needs it, and writes each term at its
-// file offset (pwrite) as soon as it is ready. Files are written to "<dest>.xetpart" and
-// renamed over `dest` only when complete and fsync'd, so an interrupted download never
-// leaves a half-written destination; an existing .xetpart with a matching sidecar resumes
-// (only the missing blocks are fetched). An optional on-disk chunk cache (bounded, LRU by
-// access) serves repeated downloads without network.
+// back to single ranges), checks every chunk record and term length, decompresses and
+// hashes the chunks one at a time, reuses a fetched chunk for every term that needs it, and
+// writes term bytes at their file offsets (pwritev) as their chunks are decoded; the file's
+// Xet hash, from the chunk hashes, is checked before anything is renamed into place (cache
+// entries are checked chunk by chunk against the hashes stored with them). Files are
+// written to "<dest>.xetpart" and renamed over `dest` only when complete and fsync'd, so an
+// interrupted download never leaves a half-written destination; an existing .xetpart with
+// a matching sidecar resumes (only the missing blocks are fetched). An optional on-disk
+// chunk cache (bounded, LRU by access) serves repeated downloads without network.
 #pragma once
 
 #include <cstdint>
@@ -26,10 +28,24 @@
 
 namespace xet {
 
+// Memory: chunks are decompressed one at a time and written as they are decoded (stored
+// chunks straight from the fetched bytes, decompressed ones through a 4 MiB staging buffer
+// per worker), so what a download holds is
+//   - the fetched xorb bytes of the running fetches: at most `max_bytes_in_flight` in all
+//     (each fetch counts its requested byte span from before it starts until its bytes are
+//     written; one range larger than the budget is fetched alone);
+//   - per worker: one decoded chunk (<= 128 KiB) and the staging buffer;
+//   - the plans of the two blocks in progress (terms and fetch URLs, not data) and the
+//     (hash, size) of every chunk of the file (40 bytes each, for the final hash check);
+//   - DownloadRange only: the decoded bytes of up to two planning blocks of
+//     min(block_bytes, 32 MiB, max_bytes_in_flight / 8) bytes each, until the sink takes
+//     them.
+// A finished block's bytes are released as soon as they are written (or handed to the sink).
 struct DownloadOptions {
   size_t fetch_concurrency = 8;
-  uint64_t block_bytes = 256ull << 20;  // reconstruction planning granularity
-  std::string chunk_cache_dir;          // "" = no cache
+  uint64_t max_bytes_in_flight = 256ull << 20;  // fetched-but-not-written bytes, see above
+  uint64_t block_bytes = 256ull << 20;          // reconstruction planning granularity
+  std::string chunk_cache_dir;                  // "" = no cache
   uint64_t chunk_cache_bytes = 10ull << 30;
   TransferStats* stats = nullptr;
 };

@@ -143,13 +143,19 @@ TEST_F(DownloaderTest, MultiTermAndMultiRangeFiles) {
   UploadAll(base);
   const UploadArtifacts sparse = testing::PrepareSparseFile(base, base_data, 3, &sparse_data);
   ASSERT_TRUE(cas_->UploadShard(Bytes(sparse.shard_bytes)).ok());
-  for (uint64_t block : {1ull << 20, 10'000ull}) {
+  // A budget of one byte runs one fetch at a time (each is larger than the budget).
+  for (const auto& [block, budget] :
+       {std::pair{1ull << 20, 256ull << 20}, std::pair{10'000ull, 256ull << 20},
+        std::pair{1ull << 20, 1ull}}) {
     DownloadOptions o;
     o.block_bytes = block;
+    o.max_bytes_in_flight = budget;
+    o.fetch_concurrency = 4;
     Downloader d(*cas_, o);
     for (const auto& [a, bytes] :
          {std::pair{&base, &base_data}, std::pair{&sparse, &sparse_data}}) {
-      const std::string dest = out_.path() + "/f-" + a->file_hash.ToHex() + std::to_string(block);
+      const std::string dest = out_.path() + "/f-" + a->file_hash.ToHex() + std::to_string(block) +
+                               "-" + std::to_string(budget);
       Status st = d.DownloadToFile(a->file_hash, a->size, dest);
       ASSERT_TRUE(st.ok()) << st.ToString();
       EXPECT_EQ(Slurp(dest), AsString(*bytes));

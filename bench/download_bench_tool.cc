@@ -1,0 +1,138 @@
+// Download pipeline benchmark (issue 6): the client side only, against a `xetstore serve`
+// started separately (bench/run-download-bench starts one, so the server's memory is not
+// counted in this process's peak RSS). One JSON object per line on stdout.
+//
+//   download_bench_tool upload --endpoint URL --token T --file PATH
+//       Uploads PATH with the Uploader (default options) and prints
+//       {"file_hash": ..., "size": ..., "seconds": ...}.
+//   download_bench_tool download --endpoint URL --token T --hash H --size N --dest PATH
+//                                [--cache DIR] [--concurrency N] [--budget-mib N]
+//                                [--block-mib N]
+//       Downloads the file to PATH (removed first) with the Downloader and prints wall
+//       seconds, MB/s, bytes received / served from the cache, process CPU and peak RSS
+//       (getrusage). Timings are never asserted here.
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+
+#include "client/cas_client.h"
+#include "client/downloader.h"
+#include "client/http_client.h"
+#include "client/uploader.h"
+#include "common/byte_source.h"
+
+namespace xet::bench {
+namespace {
+
+using nlohmann::json;
+
+struct Args {
+  std::string mode;
+  std::map<std::string, std::string> values;
+
+  const std::string& Need(const std::string& key) const {
+    auto it = values.find(key);
+    if (it == values.end()) throw std::runtime_error("missing --" + key);
+    return it->second;
+  }
+  uint64_t Number(const std::string& key, uint64_t def) const {
+    auto it = values.find(key);
+    return it == values.end() ? def : std::stoull(it->second);
+  }
+};
+
+Args Parse(int argc, char** argv) {
+  if (argc < 2) throw std::runtime_error("usage: download_bench_tool upload|download [--k v]");
+  Args a;
+  a.mode = argv[1];
+  for (int i = 2; i < argc; ++i) {
+    const std::string k = argv[i];
+    if (!k.starts_with("--") || i + 1 >= argc) throw std::runtime_error("bad option: " + k);
+    a.values[k.substr(2)] = argv[++i];
+  }
+  return a;
+}
+
+double CpuSeconds(const rusage& u) {
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+template <typename T>
+T Check(Result<T> r, const char* what) {
+  if (!r.ok()) throw std::runtime_error(std::string(what) + ": " + r.status().ToString());
+  return std::move(*r);
+}
+
+int Run(const Args& a) {
+  HttpClient http;
+  auto tokens = MakeStaticTokenSource(XetToken{a.Need("token"), a.Need("endpoint") + "/", 0});
+  CasClient cas(http, *tokens);
+  const auto t0 = std::chrono::steady_clock::now();
+  if (a.mode == "upload") {
+    const std::string path = a.Need("file");
+    Uploader up(cas, UploadOptions{});
+    UploadItem item;
+    item.name = path;
+    item.size_hint = std::filesystem::file_size(path);
+    item.open = [path] { return OpenFileSource(path); };
+    auto files = Check(up.Upload(std::span<const UploadItem>(&item, 1)), "upload");
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("%s\n", json{{"file_hash", files.at(0).file_hash.ToHex()},
+                             {"size", files.at(0).size},
+                             {"seconds", s}}
+                            .dump()
+                            .c_str());
+    return 0;
+  }
+  if (a.mode != "download") throw std::runtime_error("unknown mode " + a.mode);
+  const auto hash = Hash::FromHex(a.Need("hash"));
+  if (!hash) throw std::runtime_error("--hash: not a Xet hash");
+  const uint64_t size = a.Number("size", 0);
+  const std::string dest = a.Need("dest");
+  DownloadOptions o;
+  TransferStats stats;
+  o.stats = &stats;
+  o.fetch_concurrency = a.Number("concurrency", o.fetch_concurrency);
+  o.max_bytes_in_flight = a.Number("budget-mib", o.max_bytes_in_flight >> 20) << 20;
+  o.block_bytes = a.Number("block-mib", o.block_bytes >> 20) << 20;
+  if (a.values.count("cache") != 0) o.chunk_cache_dir = a.values.at("cache");
+  std::filesystem::remove(dest);
+  Downloader d(cas, o);
+  rusage before{};
+  getrusage(RUSAGE_SELF, &before);
+  Status st = d.DownloadToFile(*hash, size, dest);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!st.ok()) throw std::runtime_error("download: " + st.ToString());
+  rusage after{};
+  getrusage(RUSAGE_SELF, &after);
+  std::printf("%s\n", json{{"size", size},
+                           {"seconds", s},
+                           {"mb_per_s", static_cast<double>(size) / s / 1e6},
+                           {"bytes_received", stats.bytes_received.load()},
+                           {"bytes_from_cache", stats.bytes_from_cache.load()},
+                           {"cpu_s", CpuSeconds(after) - CpuSeconds(before)},
+                           {"peak_rss_mib", static_cast<double>(after.ru_maxrss) / 1024.0},
+                           {"cache", a.values.count("cache") != 0}}
+                          .dump()
+                          .c_str());
+  return 0;
+}
+
+}  // namespace
+}  // namespace xet::bench
+
+int main(int argc, char** argv) {
+  try {
+    return xet::bench::Run(xet::bench::Parse(argc, argv));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "download_bench_tool: %s\n", e.what());
+    return 1;
+  }
+}
