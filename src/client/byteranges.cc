@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "common/ascii.h"
+#include "common/huge_pages.h"
 
 namespace xet {
 namespace {
@@ -88,8 +89,14 @@ Result<std::string> MultipartBoundary(std::string_view content_type) {
   return *boundary;
 }
 
-ByteRangesParser::ByteRangesParser(std::string boundary, uint64_t max_part_bytes, size_t max_parts)
-    : boundary_(std::move(boundary)), max_part_bytes_(max_part_bytes), max_parts_(max_parts) {}
+ByteRangesParser::ByteRangesParser(std::string boundary, uint64_t max_part_bytes, size_t max_parts,
+                                   std::vector<uint8_t> part_buffer)
+    : boundary_(std::move(boundary)),
+      max_part_bytes_(max_part_bytes),
+      max_parts_(max_parts),
+      part_(std::move(part_buffer)) {
+  part_.clear();
+}
 
 void ByteRangesParser::Reset() {
   state_ = State::kPreamble;
@@ -197,7 +204,10 @@ Result<size_t> ByteRangesParser::Step(std::string_view in) {
       }
       part_range_ = *range;
       part_.clear();
-      part_.reserve(range->size());
+      if (part_.capacity() < range->size()) {
+        part_.reserve(range->size());
+        AdviseHugePages(part_.data(), part_.capacity());
+      }
       state_ = State::kData;
       return end + 4;
     }

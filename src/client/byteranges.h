@@ -17,6 +17,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
@@ -47,7 +48,9 @@ class ByteRangesParser {
   // returned by Feed.
   using PartCallback = std::function<Status(const ContentRange&, std::span<const uint8_t>)>;
 
-  ByteRangesParser(std::string boundary, uint64_t max_part_bytes, size_t max_parts);
+  // `part_buffer`: memory to hold the parts in (its capacity is reused; see TakePartBuffer).
+  ByteRangesParser(std::string boundary, uint64_t max_part_bytes, size_t max_parts,
+                   std::vector<uint8_t> part_buffer = {});
 
   // Consumes the next bytes of the body. Corruption for a malformed body (no delimiter,
   // part without Content-Range, a part longer than its Content-Range, a wrong boundary);
@@ -59,6 +62,9 @@ class ByteRangesParser {
   void Reset();
 
   size_t parts_seen() const { return parts_seen_; }
+  // Hands the part buffer (capacity kept, contents unspecified) back to the caller; the
+  // parser must not be fed afterwards.
+  std::vector<uint8_t> TakePartBuffer() { return std::move(part_); }
 
  private:
   enum class State { kPreamble, kHeaders, kData, kAfterData, kDone, kFailed };

@@ -6,6 +6,7 @@
 
 #include "client/byteranges.h"
 #include "client/wire.h"
+#include "common/huge_pages.h"
 
 namespace xet {
 namespace {
@@ -100,6 +101,14 @@ Result<T> AnswerField(const std::string& body, const char* field, std::string_vi
     }
   }
   return Status::Corruption(std::string(what) + ": the answer has no valid \"" + field + "\"");
+}
+
+// Grows `v` to hold `n` bytes without doubling; new memory of many megabytes is advised for
+// huge pages before it is first touched.
+void ReserveLarge(std::vector<uint8_t>& v, size_t n) {
+  if (v.capacity() >= n) return;
+  v.reserve(n);
+  AdviseHugePages(v.data(), v.capacity());
 }
 
 // Delivers the requested ranges of a FetchRanges call from the parts of an answer, in
@@ -250,7 +259,8 @@ Result<Reconstruction> CasClient::GetReconstruction(
 
 Status CasClient::FetchRanges(
     const FetchEntry& entry, size_t first_range, size_t last_range,
-    const std::function<Status(size_t, std::span<const uint8_t>)>& on_range) {
+    const std::function<Status(size_t, std::span<const uint8_t>)>& on_range,
+    std::vector<uint8_t>* reuse) {
   if (first_range > last_range || last_range >= entry.ranges.size()) {
     return Status::InvalidArgument("FetchRanges: ranges " + std::to_string(first_range) + ".." +
                                    std::to_string(last_range) + " of " +
@@ -280,14 +290,29 @@ Status CasClient::FetchRanges(
   enum class Mode { kUnknown, kMultipart, kSingle, kWhole };
   Mode mode = Mode::kUnknown;
   std::optional<ByteRangesParser> parser;
-  ContentRange single;          // kSingle: the answer's Content-Range
-  std::vector<uint8_t> buffer;  // kSingle / kWhole: the body (kWhole: up to `highest`)
-  Status failure;               // why our sink stopped the transfer
+  ContentRange single;  // kSingle: the answer's Content-Range
+  std::vector<uint8_t> own;
+  // kSingle / kWhole: the body (kWhole: up to `highest`); kMultipart: lent to the parser.
+  std::vector<uint8_t>& buffer = reuse != nullptr ? *reuse : own;
+  buffer.clear();
+  Status failure;  // why our sink stopped the transfer
+  // The parser gives the buffer back on every way out.
+  struct GiveBack {
+    std::optional<ByteRangesParser>& parser;
+    std::vector<uint8_t>& buffer;
+    ~GiveBack() {
+      if (parser) buffer = parser->TakePartBuffer();
+    }
+  } give_back{parser, buffer};
 
   HttpClient::StreamCallbacks cb;
   cb.on_headers = [&](int status, const HeaderList& headers) {
     ClientResponse view;
     view.headers = headers;
+    if (parser) {  // a restarted transfer: the parser had the buffer
+      buffer = parser->TakePartBuffer();
+      parser.reset();
+    }
     buffer.clear();
     if (status == 200) {
       mode = Mode::kWhole;
@@ -306,7 +331,7 @@ Status CasClient::FetchRanges(
         return;
       }
       mode = Mode::kMultipart;
-      parser.emplace(*boundary, max_part, ranges.size());
+      parser.emplace(*boundary, max_part, ranges.size(), std::move(buffer));
       return;
     }
     const auto content_range = view.Header("Content-Range");
@@ -323,7 +348,7 @@ Status CasClient::FetchRanges(
     }
     mode = Mode::kSingle;
     single = *parsed;
-    buffer.reserve(single.size());  // exactly: no doubling past the answer's size
+    ReserveLarge(buffer, single.size());  // exactly: no doubling past the answer's size
   };
   cb.sink = [&](std::string_view bytes) {
     if (!failure.ok()) return false;

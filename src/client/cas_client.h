@@ -91,8 +91,13 @@ class CasClient {
   // length differs from its Content-Range, or a requested range is missing; PermissionDenied
   // when the URL is refused (e.g. expired: get a fresh reconstruction); an error returned by
   // `on_range` is returned as is. A retried transfer does not deliver a range twice.
+  // `buffer`, when given, holds the answer (a single-range or whole body, or the current
+  // part of a multipart one) instead of memory allocated per call: a caller that fetches
+  // repeatedly passes the same vector so its pages are faulted in once (its capacity grows
+  // to the largest answer and is kept; its contents are unspecified afterwards).
   Status FetchRanges(const FetchEntry& entry, size_t first_range, size_t last_range,
-                     const std::function<Status(size_t, std::span<const uint8_t>)>& on_range);
+                     const std::function<Status(size_t, std::span<const uint8_t>)>& on_range,
+                     std::vector<uint8_t>* buffer = nullptr);
 
  private:
   HttpClient& http_;

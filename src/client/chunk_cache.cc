@@ -121,53 +121,67 @@ std::string ChunkCache::PathOf(const Key& k) const {
 
 std::optional<ChunkCache::Entry> ChunkCache::Get(const Hash& xorb, uint32_t chunk_start,
                                                  uint32_t chunk_end) {
+  Entry e;
+  if (!GetInto(xorb, chunk_start, chunk_end, e)) return std::nullopt;
+  return e;
+}
+
+namespace {
+
+// Reads exactly `out.size()` bytes at `offset`.
+bool ReadFully(int fd, std::span<uint8_t> out, uint64_t offset) {
+  size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t n =
+        ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+bool ChunkCache::GetInto(const Hash& xorb, uint32_t chunk_start, uint32_t chunk_end, Entry& out) {
   const Key key{xorb, chunk_start, chunk_end};
   {
     std::lock_guard lock(mu_);
     auto it = slots_.find(key);
-    if (it == slots_.end()) return std::nullopt;
+    if (it == slots_.end()) return false;
     it->second.last_access = NowNs();
   }
   const std::string path = PathOf(key);
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  auto damaged = [&]() -> std::optional<Entry> {
+  if (fd < 0) {
     Erase(xorb, chunk_start, chunk_end);
-    return std::nullopt;
-  };
-  if (fd < 0) return damaged();
+    return false;
+  }
   struct stat st {};
-  std::vector<uint8_t> buf;
-  bool read_ok = ::fstat(fd, &st) == 0 && st.st_size >= static_cast<off_t>(kHeaderSize);
-  if (read_ok) {
-    buf.resize(static_cast<size_t>(st.st_size));
-    size_t done = 0;
-    while (done < buf.size()) {
-      const ssize_t n = ::read(fd, buf.data() + done, buf.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      done += static_cast<size_t>(n);
+  uint8_t header[kHeaderSize];
+  bool ok = ::fstat(fd, &st) == 0 && st.st_size >= static_cast<off_t>(kHeaderSize) &&
+            ReadFully(fd, header, 0) && std::memcmp(header, kMagic, 8) == 0;
+  const uint32_t count = ok ? GetU32(header + 8) : 0;
+  const uint64_t rec_len = ok ? GetU64(header + 16) : 0;
+  const uint64_t table = uint64_t{count} * kChunkEntrySize;
+  ok = ok && count == chunk_end - chunk_start &&
+       static_cast<uint64_t>(st.st_size) == kHeaderSize + table + rec_len;
+  if (ok) {
+    std::vector<uint8_t> entries(table);
+    ok = ReadFully(fd, entries, kHeaderSize);
+    out.chunks.resize(count);
+    for (uint32_t i = 0; ok && i < count; ++i) {
+      const uint8_t* p = entries.data() + size_t{i} * kChunkEntrySize;
+      out.chunks[i] = {Hash::FromBytes(p), GetU64(p + 32)};
     }
-    read_ok = done == buf.size();
+    out.records.resize(rec_len);
+    ok = ok && ReadFully(fd, out.records, kHeaderSize + table);
     // Access time for LRU across runs (the file's mtime; best effort).
-    ::futimens(fd, nullptr);
+    if (ok) ::futimens(fd, nullptr);
   }
   ::close(fd);
-  if (!read_ok || std::memcmp(buf.data(), kMagic, 8) != 0) return damaged();
-  const uint32_t count = GetU32(buf.data() + 8);
-  const uint64_t rec_len = GetU64(buf.data() + 16);
-  if (count != chunk_end - chunk_start ||
-      buf.size() != kHeaderSize + uint64_t{count} * kChunkEntrySize + rec_len) {
-    return damaged();
-  }
-  Entry e;
-  e.chunks.resize(count);
-  const uint8_t* p = buf.data() + kHeaderSize;
-  for (uint32_t i = 0; i < count; ++i, p += kChunkEntrySize) {
-    e.chunks[i] = {Hash::FromBytes(p), GetU64(p + 32)};
-  }
-  buf.erase(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(p - buf.data()));
-  e.records = std::move(buf);
-  return e;
+  if (!ok) Erase(xorb, chunk_start, chunk_end);
+  return ok;
 }
 
 Status ChunkCache::Put(const Hash& xorb, uint32_t chunk_start, uint32_t chunk_end,

@@ -39,6 +39,9 @@ class ChunkCache {
   // The entry for exactly this range, or nullopt (a miss). An entry whose file is
   // unreadable or malformed is removed and reported as a miss.
   std::optional<Entry> Get(const Hash& xorb, uint32_t chunk_start, uint32_t chunk_end);
+  // The same into `out`, reusing its vectors' capacity (a caller reading many entries keeps
+  // one Entry); false on a miss (then `out` holds nothing of use).
+  bool GetInto(const Hash& xorb, uint32_t chunk_start, uint32_t chunk_end, Entry& out);
   // Stores an entry (replacing any), then evicts down to the bound. An entry larger than
   // the whole bound is not stored.
   Status Put(const Hash& xorb, uint32_t chunk_start, uint32_t chunk_end,

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <filesystem>
 #include <mutex>
@@ -14,6 +15,7 @@
 #include "client/block_planner.h"
 #include "client/chunk_cache.h"
 #include "client/part_file.h"
+#include "common/huge_pages.h"
 #include "format/compression.h"
 #include "format/keyed_hash.h"
 #include "format/merkle.h"
@@ -29,11 +31,10 @@ constexpr size_t kBlockWindow = 2;
 // Streaming (DownloadRange) plans in smaller blocks: their decoded bytes wait in memory
 // until the sink takes them (at most kBlockWindow blocks of them).
 constexpr uint64_t kStreamBlockBytes = 32ull << 20;
-// Per worker: decompressed chunks are copied here on their way to the file, so a worker
-// never holds more than one decoded chunk plus this much of decoded data.
+constexpr uint64_t kMinStreamBlockBytes = 1ull << 20;
+// Per worker: decoded bytes are copied here on their way to the file, so a worker never
+// holds more than one decoded chunk plus this much of decoded data.
 constexpr size_t kStagingBytes = 4u << 20;
-// Buffers per pwritev (Linux IOV_MAX).
-constexpr size_t kMaxIov = 1024;
 
 // The compressed bytes of one task as fetched: its whole byte span (a single-range answer
 // covering several ranges holds the gaps too).
@@ -58,48 +59,77 @@ struct BlockState {
   std::vector<uint8_t> term_ready;
 };
 
-// Coalesces the decoded pieces of a range into pwritev calls on the part file. Pieces that
-// point into the fetched range (stored chunks) are written from there; decompressed ones
-// are first copied into a fixed staging buffer. Flush() before the fetched bytes go away.
+// Gathers the decoded bytes of a range's contiguous runs in a fixed, page-aligned staging
+// buffer and writes them out: whole pages with O_DIRECT (no page-cache copy; in this guest
+// filling fresh page-cache pages cost more than everything else together), the partial
+// pages at a run's ends through the page cache (the neighbouring run, written by another
+// task, fills the rest of such a page). Byte i of the staging buffer is file offset
+// base_ + i, so whole file pages are whole buffer pages. Flush() ends the current run.
 class StagedWriter {
  public:
   StagedWriter() : staging_(kStagingBytes) {}
 
   void Reset(PartFile* part) {
     part_ = part;
-    iov_.clear();
-    staged_ = 0;
+    active_ = false;
   }
 
-  // `stable`: `bytes` stay valid until the next Flush().
-  Status Write(uint64_t offset, std::span<const uint8_t> bytes, bool stable) {
-    if (!iov_.empty() && (offset != end_ || iov_.size() == kMaxIov)) XET_RETURN_IF_ERROR(Flush());
-    if (!stable) {
-      if (staged_ + bytes.size() > staging_.size()) XET_RETURN_IF_ERROR(Flush());
-      std::copy(bytes.begin(), bytes.end(), staging_.begin() + static_cast<ptrdiff_t>(staged_));
-      bytes = std::span<const uint8_t>(staging_.data() + staged_, bytes.size());
-      staged_ += bytes.size();
+  Status Write(uint64_t offset, std::span<const uint8_t> bytes) {
+    if (staging_.data() == nullptr) {  // no mapping: write straight through
+      const iovec v{const_cast<uint8_t*>(bytes.data()), bytes.size()};
+      return part_->WriteAt(std::span<const iovec>(&v, 1), offset);
     }
-    if (iov_.empty()) start_ = end_ = offset;
-    iov_.push_back({const_cast<uint8_t*>(bytes.data()), bytes.size()});
-    end_ += bytes.size();
+    if (active_ && offset != base_ + hi_) XET_RETURN_IF_ERROR(Flush());
+    if (!active_) {
+      base_ = offset - offset % kAlign;
+      lo_ = hi_ = static_cast<size_t>(offset - base_);
+      active_ = true;
+    }
+    while (!bytes.empty()) {
+      const size_t n = std::min(bytes.size(), staging_.size() - hi_);
+      std::memcpy(staging_.data() + hi_, bytes.data(), n);
+      hi_ += n;
+      bytes = bytes.subspan(n);
+      if (hi_ == staging_.size()) {
+        XET_RETURN_IF_ERROR(WriteOut());
+        base_ += staging_.size();
+        lo_ = hi_ = 0;
+      }
+    }
     return Status::Ok();
   }
 
   Status Flush() {
-    if (iov_.empty()) return Status::Ok();
-    Status st = part_->WriteAt(iov_, start_);
-    iov_.clear();
-    staged_ = 0;
-    return st;
+    if (!active_) return Status::Ok();
+    active_ = false;
+    return WriteOut();
   }
 
  private:
+  static constexpr size_t kAlign = PartFile::kDirectAlign;
+
+  // Writes staging [lo_, hi_): its whole pages aligned, the partial ones buffered.
+  Status WriteOut() {
+    const size_t first_page = (lo_ + kAlign - 1) / kAlign * kAlign;
+    const size_t last_page = hi_ / kAlign * kAlign;
+    if (first_page >= last_page) return Buffered(lo_, hi_);
+    XET_RETURN_IF_ERROR(Buffered(lo_, first_page));
+    XET_RETURN_IF_ERROR(part_->WriteAlignedAt(
+        std::span<const uint8_t>(staging_.data() + first_page, last_page - first_page),
+        base_ + first_page));
+    return Buffered(last_page, hi_);
+  }
+  Status Buffered(size_t from, size_t to) {
+    if (from >= to) return Status::Ok();
+    const iovec v{staging_.data() + from, to - from};
+    return part_->WriteAt(std::span<const iovec>(&v, 1), base_ + from);
+  }
+
   PartFile* part_ = nullptr;
-  std::vector<uint8_t> staging_;
-  size_t staged_ = 0;
-  std::vector<iovec> iov_;
-  uint64_t start_ = 0, end_ = 0;
+  PageAlignedBuffer staging_;
+  bool active_ = false;
+  uint64_t base_ = 0;       // file offset of staging_[0] (page aligned)
+  size_t lo_ = 0, hi_ = 0;  // the run's bytes in staging_
 };
 
 // What one worker thread reuses from range to range.
@@ -316,7 +346,7 @@ class Transfer {
     WorkerScratch scratch;
     for (;;) {
       Job job{};
-      uint64_t charge = 0;
+      Lease lease;
       {
         std::unique_lock lock(mu_);
         cv_.wait(lock, [&] { return closing_ || !queue_.empty(); });
@@ -324,19 +354,15 @@ class Transfer {
         job = queue_.front();
         queue_.pop_front();
         ++running_;
-        if (error_.ok()) {
-          charge = Charge(*job.block, job.task);
-          // A task larger than the whole budget still runs, alone.
-          cv_.wait(lock, [&] {
-            return in_flight_ == 0 || in_flight_ + charge <= budget_ || !error_.ok();
-          });
-          in_flight_ += charge;
-        }
+        if (error_.ok()) lease = LeaseBuffer(lock, Charge(*job.block, job.task));
       }
-      Status st = failed_.load() ? Status::Ok() : RunTask(*job.block, job.task, scratch);
+      std::vector<std::vector<uint8_t>> dropped;  // freed outside the lock
+      Status st = failed_.load() || !lease.held
+                      ? Status::Ok()
+                      : RunTask(*job.block, job.task, scratch, lease.buffer);
       {
         std::lock_guard lock(mu_);
-        in_flight_ -= charge;
+        if (lease.held) ReturnBuffer(std::move(lease), dropped);
         --running_;
         --job.block->tasks_left;
         if (!st.ok() && error_.ok()) {
@@ -348,6 +374,69 @@ class Transfer {
     }
   }
 
+  // A buffer lent to a running task and the bytes it counts for in held_.
+  struct Lease {
+    bool held = false;
+    std::vector<uint8_t> buffer;
+    uint64_t counted = 0;
+  };
+
+  // Waits (under `lock`) until a buffer for `charge` bytes fits the budget: a free buffer at
+  // least that large, or a new one once held_ + charge <= budget_ (free buffers are dropped
+  // to make room), or any size when no other task holds one. No lease after a failure.
+  Lease LeaseBuffer(std::unique_lock<std::mutex>& lock, uint64_t charge) {
+    Lease lease;
+    std::vector<std::vector<uint8_t>> dropped;
+    cv_.wait(lock, [&] {
+      if (!error_.ok()) return true;
+      // The smallest free buffer that is large enough.
+      auto best = free_.end();
+      for (auto it = free_.begin(); it != free_.end(); ++it) {
+        if (it->capacity() >= charge &&
+            (best == free_.end() || it->capacity() < best->capacity())) {
+          best = it;
+        }
+      }
+      if (best != free_.end()) {
+        lease.counted = best->capacity();
+        lease.buffer = std::move(*best);
+        free_.erase(best);
+      } else {
+        // Drop free buffers, largest first, until a new one fits.
+        std::sort(free_.begin(), free_.end(),
+                  [](const auto& a, const auto& b) { return a.capacity() < b.capacity(); });
+        while (!free_.empty() && held_ + charge > budget_) {
+          held_ -= free_.back().capacity();
+          dropped.push_back(std::move(free_.back()));
+          free_.pop_back();
+        }
+        if (held_ + charge > budget_ && leased_ > 0) return false;
+        lease.counted = charge;
+        held_ += charge;
+      }
+      lease.held = true;
+      ++leased_;
+      return true;
+    });
+    lock.unlock();
+    dropped.clear();
+    lock.lock();
+    return lease;
+  }
+
+  // Takes a buffer back (under mu_): it is kept for the next task unless that would exceed
+  // the budget.
+  void ReturnBuffer(Lease lease, std::vector<std::vector<uint8_t>>& dropped) {
+    --leased_;
+    held_ = held_ - lease.counted + lease.buffer.capacity();
+    if (held_ > budget_ || failed_.load()) {
+      held_ -= lease.buffer.capacity();
+      dropped.push_back(std::move(lease.buffer));
+    } else {
+      free_.push_back(std::move(lease.buffer));
+    }
+  }
+
   // What a task holds while it runs: its fetched bytes (or the cached copy of one of its
   // ranges, which is smaller). Streaming also keeps the decoded bytes of its terms until the
   // sink has them; those are bounded by the block window instead.
@@ -356,7 +445,8 @@ class Transfer {
     return TaskSpanBytes(b.recon.xorbs[task.xorb].second[task.entry], task);
   }
 
-  Status RunTask(BlockState& b, size_t task_index, WorkerScratch& scratch) {
+  Status RunTask(BlockState& b, size_t task_index, WorkerScratch& scratch,
+                 std::vector<uint8_t>& buffer) {
     const FetchTask& task = b.plan.tasks[task_index];
     const auto& xorb = b.recon.xorbs[task.xorb];
     const FetchEntry& entry = xorb.second[task.entry];
@@ -366,18 +456,22 @@ class Transfer {
       for (size_t i = 0; i < task.refs.size(); ++i) {
         const RangeRef& ref = b.plan.ranges[task.refs[i]];
         const FetchRange& fr = entry.ranges[ref.range];
-        auto hit = cache_->Get(xorb.first, fr.chunk_start, fr.chunk_end);
-        if (!hit) continue;
+        ChunkCache::Entry hit;
+        hit.records = std::move(buffer);
+        const bool found = cache_->GetInto(xorb.first, fr.chunk_start, fr.chunk_end, hit);
         // A damaged entry is detected while it is decoded; the fetch below then rewrites
         // every byte it had written.
-        Status st = ProcessRange(b, ref, fr.chunk_end - fr.chunk_start, hit->records, &hit->chunks,
-                                 scratch);
+        Status st = found ? ProcessRange(b, ref, fr.chunk_end - fr.chunk_start, hit.records,
+                                         &hit.chunks, scratch)
+                          : Status::NotFound("");
+        buffer = std::move(hit.records);
+        if (!found) continue;
         if (!st.ok()) {
           cache_->Erase(xorb.first, fr.chunk_start, fr.chunk_end);  // damaged: fetch instead
           continue;
         }
         RememberCacheKey(xorb.first, fr);
-        if (options_.stats) options_.stats->bytes_from_cache += hit->records.size();
+        if (options_.stats) options_.stats->bytes_from_cache += buffer.size();
         cached[i] = 1;
       }
     }
@@ -392,7 +486,8 @@ class Transfer {
       const size_t first = task.first_range + i;
       const size_t last = task.first_range + j;
       Status fetched = cas_.FetchRanges(
-          entry, first, last, [&](size_t r, std::span<const uint8_t> bytes) -> Status {
+          entry, first, last,
+          [&](size_t r, std::span<const uint8_t> bytes) -> Status {
             if (failed_.load()) return Status::Cancelled("download stopped");
             if (r < first || r > last) return Status::Internal("FetchRanges: unexpected range");
             const RangeRef& ref = b.plan.ranges[task.refs[r - task.first_range]];
@@ -409,7 +504,8 @@ class Transfer {
               }
             }
             return Status::Ok();
-          });
+          },
+          &buffer);
       XET_RETURN_IF_ERROR(fetched);
       i = j + 1;
     }
@@ -463,8 +559,7 @@ class Transfer {
       const auto payload = bytes.subspan(r.payload, r.csize);
       const auto scheme = static_cast<CompressionScheme>(r.scheme);
       std::span<const uint8_t> data = payload;
-      const bool stable = scheme == CompressionScheme::kNone;
-      if (!stable) {
+      if (scheme != CompressionScheme::kNone) {
         const std::span<uint8_t> dst(s.chunk.data(), r.usize);
         Status st = s.codec.Decompress(scheme, payload, dst);
         if (!st.ok()) {
@@ -489,7 +584,7 @@ class Transfer {
         const auto piece = data.subspan(lo - pos, hi - lo);
         if (mode_ == Mode::kFile) {
           XET_RETURN_IF_ERROR(
-              s.writer.Write(b.plan.span.first + p.out_offset + (lo - p.skip), piece, stable));
+              s.writer.Write(b.plan.span.first + p.out_offset + (lo - p.skip), piece));
         } else {
           std::copy(piece.begin(), piece.end(),
                     b.term_bytes[ref.terms[k]].begin() + static_cast<ptrdiff_t>(lo - p.skip));
@@ -540,7 +635,12 @@ class Transfer {
   std::deque<Job> queue_;
   std::vector<std::unique_ptr<BlockState>> blocks_;
   size_t running_ = 0;
-  uint64_t in_flight_ = 0;
+  // Answer buffers, reused from task to task so their pages are faulted in once. held_
+  // counts every one, lent or free (a lent one at least its task's charge), and stays
+  // within budget_ except for one buffer alone.
+  std::vector<std::vector<uint8_t>> free_;
+  uint64_t held_ = 0;
+  size_t leased_ = 0;
   bool closing_ = false;
   Status error_;
   std::atomic<bool> failed_{false};
@@ -618,7 +718,8 @@ Status DownloadRangeImpl(DownloadContext& d, const Hash& file_hash, uint64_t fir
   if (!d.cache_status.ok()) return d.cache_status;
   if (last < first) return Status::InvalidArgument("DownloadRange: last < first");
   const uint64_t block_bytes = std::max<uint64_t>(
-      1, std::min({d.options.block_bytes, kStreamBlockBytes, d.options.max_bytes_in_flight / 8}));
+      1, std::min(d.options.block_bytes, std::clamp(d.options.max_bytes_in_flight / 8,
+                                                    kMinStreamBlockBytes, kStreamBlockBytes)));
   const auto blocks = SplitBlocks(first, last, block_bytes);
   Transfer transfer(d.cas, d.options, d.cache.get(), Transfer::Mode::kStream, nullptr);
   std::deque<BlockState*> order;

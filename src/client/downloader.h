@@ -28,22 +28,23 @@
 
 namespace xet {
 
-// Memory: chunks are decompressed one at a time and written as they are decoded (stored
-// chunks straight from the fetched bytes, decompressed ones through a 4 MiB staging buffer
-// per worker), so what a download holds is
-//   - the fetched xorb bytes of the running fetches: at most `max_bytes_in_flight` in all
-//     (each fetch counts its requested byte span from before it starts until its bytes are
-//     written; one range larger than the budget is fetched alone);
+// Memory: chunks are decompressed one at a time and written as they are decoded (through a
+// 4 MiB page-aligned staging buffer per worker; whole pages with O_DIRECT where the file
+// system allows it, so a download does not fill the page cache), so what a download holds is
+//   - answer buffers for the fetched xorb bytes: at most `max_bytes_in_flight` in all,
+//     running fetches' and idle ones kept for reuse alike (each fetch reserves its requested
+//     byte span before it starts; a single range larger than the budget is fetched alone);
 //   - per worker: one decoded chunk (<= 128 KiB) and the staging buffer;
 //   - the plans of the two blocks in progress (terms and fetch URLs, not data) and the
 //     (hash, size) of every chunk of the file (40 bytes each, for the final hash check);
 //   - DownloadRange only: the decoded bytes of up to two planning blocks of
-//     min(block_bytes, 32 MiB, max_bytes_in_flight / 8) bytes each, until the sink takes
-//     them.
-// A finished block's bytes are released as soon as they are written (or handed to the sink).
+//     min(block_bytes, max_bytes_in_flight / 8 clamped to [1 MiB, 32 MiB]) bytes each,
+//     until the sink takes them.
+// A block's bytes are released as soon as they are written (or handed to the sink), and
+// every buffer when the call returns.
 struct DownloadOptions {
   size_t fetch_concurrency = 8;
-  uint64_t max_bytes_in_flight = 256ull << 20;  // fetched-but-not-written bytes, see above
+  uint64_t max_bytes_in_flight = 256ull << 20;  // fetched xorb bytes held at once, see above
   uint64_t block_bytes = 256ull << 20;          // reconstruction planning granularity
   std::string chunk_cache_dir;                  // "" = no cache
   uint64_t chunk_cache_bytes = 10ull << 30;

@@ -122,7 +122,9 @@ Result<std::unique_ptr<PartFile>> PartFile::Open(const std::string& dest, const 
         static_cast<uint64_t>(st.st_size) == size) {
       const int fd = ::open(part.c_str(), O_WRONLY | O_CLOEXEC);
       if (fd >= 0) {
-        return std::unique_ptr<PartFile>(new PartFile(dest, fd, std::move(*parsed), true));
+        std::unique_ptr<PartFile> pf(new PartFile(dest, fd, std::move(*parsed), true));
+        pf->OpenDirect();
+        return pf;
       }
     }
   }
@@ -134,11 +136,37 @@ Result<std::unique_ptr<PartFile>> PartFile::Open(const std::string& dest, const 
       new PartFile(dest, fd, PartSidecar{file_hash, size, block_bytes, {}}, false));
   if (::ftruncate(fd, static_cast<off_t>(size)) != 0) return Errno("truncate " + part);
   XET_RETURN_IF_ERROR(WriteFileAtomically(side, SerializeSidecar(pf->sidecar_), 0644));
+  pf->OpenDirect();
   return pf;
+}
+
+void PartFile::OpenDirect() {
+  direct_fd_ = ::open(PartPath(dest_).c_str(), O_WRONLY | O_DIRECT | O_CLOEXEC);
 }
 
 PartFile::~PartFile() {
   if (fd_ >= 0) ::close(fd_);
+  if (direct_fd_ >= 0) ::close(direct_fd_);
+}
+
+Status PartFile::WriteAlignedAt(std::span<const uint8_t> data, uint64_t offset) {
+  while (!data.empty() && direct_fd_ >= 0 && direct_ok_.load(std::memory_order_relaxed) &&
+         reinterpret_cast<uintptr_t>(data.data()) % kDirectAlign == 0 &&
+         data.size() % kDirectAlign == 0 && offset % kDirectAlign == 0) {
+    const ssize_t w = ::pwrite(direct_fd_, data.data(), data.size(), static_cast<off_t>(offset));
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0 && errno == EINVAL) {
+      direct_ok_.store(false, std::memory_order_relaxed);  // not for this file system
+      break;
+    }
+    if (w < 0) return Errno("write " + PartPath(dest_));
+    if (w == 0) return Status::IoError("write " + PartPath(dest_) + ": no progress");
+    data = data.subspan(static_cast<size_t>(w));
+    offset += static_cast<uint64_t>(w);
+  }
+  if (data.empty()) return Status::Ok();
+  const iovec v{const_cast<uint8_t*>(data.data()), data.size()};
+  return WriteAt(std::span<const iovec>(&v, 1), offset);
 }
 
 Status PartFile::WriteAt(std::span<const iovec> buffers, uint64_t offset) {
@@ -186,6 +214,8 @@ std::vector<ChunkInfo> PartFile::AllChunks() const {
 
 Status PartFile::Commit() {
   const std::string part = PartPath(dest_);
+  if (direct_fd_ >= 0) ::close(direct_fd_);
+  direct_fd_ = -1;
   if (::fsync(fd_) != 0) return Errno("fsync " + part);
   if (::close(fd_) != 0) {
     fd_ = -1;
@@ -201,6 +231,8 @@ Status PartFile::Commit() {
 void PartFile::Discard() {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
+  if (direct_fd_ >= 0) ::close(direct_fd_);
+  direct_fd_ = -1;
   ::unlink(PartPath(dest_).c_str());
   ::unlink(SidecarPath(dest_).c_str());
 }

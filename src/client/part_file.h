@@ -9,6 +9,7 @@
 
 #include <sys/uio.h>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -55,6 +56,13 @@ class PartFile {
   // Thread-safe (positional writes).
   Status WriteAt(std::span<const iovec> buffers, uint64_t offset);
 
+  // Alignment WriteAlignedAt needs for O_DIRECT (covers 512-byte and 4 KiB blocks).
+  static constexpr size_t kDirectAlign = 4096;
+  // Writes `data` at `offset`, bypassing the page cache (O_DIRECT) when the address, the
+  // size and the offset are multiples of kDirectAlign and the file system allows it;
+  // otherwise as WriteAt. Thread-safe; writes to disjoint pages may mix with WriteAt.
+  Status WriteAlignedAt(std::span<const uint8_t> data, uint64_t offset);
+
   // Records block `block` as complete: its data is flushed (fdatasync) before the sidecar
   // is rewritten atomically, so a listed block is on disk. Not thread-safe.
   Status MarkDone(uint64_t block, std::vector<ChunkInfo> chunks);
@@ -71,8 +79,13 @@ class PartFile {
   PartFile(std::string dest, int fd, PartSidecar sidecar, bool resumed)
       : dest_(std::move(dest)), fd_(fd), sidecar_(std::move(sidecar)), resumed_(resumed) {}
 
+  // A second descriptor with O_DIRECT (-1 where the file system refuses it).
+  void OpenDirect();
+
   std::string dest_;
   int fd_ = -1;
+  int direct_fd_ = -1;
+  std::atomic<bool> direct_ok_{true};
   PartSidecar sidecar_;
   bool resumed_ = false;
 };
