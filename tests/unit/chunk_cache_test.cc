@@ -123,5 +123,25 @@ TEST(ChunkCache, OpenCleansTemporariesAndForeignFiles) {
   EXPECT_FALSE(fs::exists(dir.path() + "/ab/not-an-entry"));
 }
 
+// GetInto reuses the caller's Entry: after a larger entry, a smaller one reads back exactly.
+TEST(ChunkCache, GetIntoReusesTheCallersEntry) {
+  testing::TempDir dir;
+  auto c = ChunkCache::Open(dir.path(), 1 << 20);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const auto big = Bytes(5000, 3), small = Bytes(700, 9);
+  const std::vector<ChunkInfo> big_chunks{{H(20), 2000}, {H(21), 2000}, {H(22), 1000}};
+  const std::vector<ChunkInfo> small_chunks{{H(23), 700}};
+  ASSERT_TRUE((*c)->Put(H(5), 0, 3, big, big_chunks).ok());
+  ASSERT_TRUE((*c)->Put(H(6), 4, 5, small, small_chunks).ok());
+  ChunkCache::Entry e;
+  ASSERT_TRUE((*c)->GetInto(H(5), 0, 3, e));
+  EXPECT_EQ(e.records, big);
+  EXPECT_EQ(e.chunks, big_chunks);
+  ASSERT_TRUE((*c)->GetInto(H(6), 4, 5, e));
+  EXPECT_EQ(e.records, small);
+  EXPECT_EQ(e.chunks, small_chunks);
+  EXPECT_FALSE((*c)->GetInto(H(6), 4, 6, e));
+}
+
 }  // namespace
 }  // namespace xet

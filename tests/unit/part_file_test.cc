@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "common/huge_pages.h"
 #include "support/temp_dir.h"
 
 namespace xet {
@@ -160,6 +162,36 @@ TEST(PartFile, WriteAtHandlesManyBuffers) {
   ASSERT_TRUE((*p)->WriteAt(iov, 0).ok());
   ASSERT_TRUE((*p)->Commit().ok());
   EXPECT_EQ(Slurp(dest), bytes);
+}
+
+// Aligned writes (O_DIRECT where the file system allows it) mix with buffered writes of the
+// neighbouring partial pages; unaligned ones fall back to buffered writes. The file must
+// read back as the bytes written, whichever way each piece went.
+TEST(PartFile, AlignedAndBufferedWritesMix) {
+  testing::TempDir dir;
+  const std::string dest = dir.path() + "/out.bin";
+  constexpr size_t kPage = PartFile::kDirectAlign;
+  const size_t size = 5 * kPage + 123;
+  std::string expected(size, '\0');
+  for (size_t i = 0; i < size; ++i) expected[i] = static_cast<char>('a' + (i * 7) % 26);
+  PageAlignedBuffer aligned(4 * kPage);
+  ASSERT_NE(aligned.data(), nullptr);
+  {
+    auto p = PartFile::Open(dest, H(1), size, size);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    // Pages 1..2 aligned; page 0 and the first half of page 3 buffered.
+    std::memcpy(aligned.data(), expected.data() + kPage, 2 * kPage);
+    ASSERT_TRUE((*p)->WriteAlignedAt(aligned.span().first(2 * kPage), kPage).ok());
+    ASSERT_TRUE(Write(**p, expected.substr(0, kPage), 0).ok());
+    ASSERT_TRUE(Write(**p, expected.substr(3 * kPage, kPage / 2), 3 * kPage).ok());
+    // Unaligned offset and size through WriteAlignedAt: the rest of the file.
+    const size_t from = 3 * kPage + kPage / 2;
+    std::memcpy(aligned.data(), expected.data() + from, size - from);
+    ASSERT_TRUE(
+        (*p)->WriteAlignedAt(std::span<const uint8_t>(aligned.data(), size - from), from).ok());
+    ASSERT_TRUE((*p)->Commit().ok());
+  }
+  EXPECT_EQ(Slurp(dest), expected);
 }
 
 }  // namespace
