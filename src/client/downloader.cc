@@ -35,6 +35,10 @@ constexpr uint64_t kMinStreamBlockBytes = 1ull << 20;
 // Per worker: decoded bytes are copied here on their way to the file, so a worker never
 // holds more than one decoded chunk plus this much of decoded data.
 constexpr size_t kStagingBytes = 4u << 20;
+// New answer buffers are sized in multiples of this (a huge page).
+constexpr uint64_t kBufferGranule = 2ull << 20;
+
+uint64_t RoundUp(uint64_t n, uint64_t granule) { return (n + granule - 1) / granule * granule; }
 
 // The compressed bytes of one task as fetched: its whole byte span (a single-range answer
 // covering several ranges holds the gaps too).
@@ -377,6 +381,7 @@ class Transfer {
   // A buffer lent to a running task and the bytes it counts for in held_.
   struct Lease {
     bool held = false;
+    bool fresh = false;  // a new buffer, reserved outside the lock
     std::vector<uint8_t> buffer;
     uint64_t counted = 0;
   };
@@ -411,8 +416,12 @@ class Transfer {
           free_.pop_back();
         }
         if (held_ + charge > budget_ && leased_ > 0) return false;
-        lease.counted = charge;
-        held_ += charge;
+        // Rounded up (within the budget), so that tasks of about the same size, e.g. whole
+        // xorbs, can reuse each other's buffers.
+        lease.counted = std::max(
+            charge, std::min(RoundUp(charge, kBufferGranule), budget_ - std::min(held_, budget_)));
+        held_ += lease.counted;
+        lease.fresh = true;
       }
       lease.held = true;
       ++leased_;
@@ -420,6 +429,10 @@ class Transfer {
     });
     lock.unlock();
     dropped.clear();
+    if (lease.fresh) {
+      lease.buffer.reserve(lease.counted);
+      AdviseHugePages(lease.buffer.data(), lease.buffer.capacity());
+    }
     lock.lock();
     return lease;
   }
