@@ -429,4 +429,94 @@ Status CasClient::FetchRanges(
   return delivery.Finish().WithContext(what);
 }
 
+Status CasClient::StreamRange(const FetchEntry& entry, size_t range,
+                              const std::function<Status(std::span<const uint8_t>)>& on_bytes) {
+  if (range >= entry.ranges.size()) {
+    return Status::InvalidArgument("StreamRange: range " + std::to_string(range) + " of " +
+                                   std::to_string(entry.ranges.size()));
+  }
+  const FetchRange& r = entry.ranges[range];
+  const std::string what = "GET " + std::string(UrlForMessage(entry.url));
+  if (r.byte_end < r.byte_start) return Status::InvalidArgument(what + ": empty range");
+  const uint64_t want = r.byte_end - r.byte_start + 1;
+  uint64_t body_first = 0;  // object offset of the body's first byte
+  uint64_t body_end = 0;    // one past the body's last byte (206: its Content-Range)
+  uint64_t received = 0;    // body bytes of the current attempt
+  uint64_t delivered = 0;   // range bytes handed to on_bytes, across attempts
+  bool usable = false;
+  Status failure;
+
+  HttpClient::StreamCallbacks cb;
+  cb.on_headers = [&](int status, const HeaderList& headers) {
+    ClientResponse view;
+    view.headers = headers;
+    received = 0;
+    usable = false;
+    if (status == 200) {
+      body_first = 0;
+      body_end = UINT64_MAX;
+      usable = true;
+      return;
+    }
+    if (status != 206) {
+      failure = Status::Corruption(what + ": unexpected HTTP " + std::to_string(status));
+      return;
+    }
+    const auto content_range = view.Header("Content-Range");
+    auto parsed = content_range ? ParseContentRange(*content_range)
+                                : Result<ContentRange>(Status::InvalidArgument("missing"));
+    if (!parsed.ok() || parsed->first > r.byte_start || parsed->last < r.byte_end) {
+      failure = Status::Corruption(what + ": 206 answer without a Content-Range covering bytes " +
+                                   std::to_string(r.byte_start) + "-" + std::to_string(r.byte_end));
+      return;
+    }
+    body_first = parsed->first;
+    body_end = parsed->last + 1;
+    usable = true;
+  };
+  cb.sink = [&](std::string_view bytes) {
+    if (!failure.ok()) return false;
+    if (!usable) {
+      failure = Status::Corruption(what + ": body of an unusable answer");
+      return false;
+    }
+    const uint64_t at = body_first + received;  // object offset of bytes[0]
+    if (bytes.size() > body_end - at) {
+      failure = Status::Corruption(what + ": body longer than its Content-Range");
+      return false;
+    }
+    received += bytes.size();
+    // The next byte to deliver is r.byte_start + delivered.
+    const uint64_t next = r.byte_start + delivered;
+    const uint64_t lo = std::max(at, next);
+    const uint64_t hi = std::min(at + bytes.size(), r.byte_end + 1);
+    if (lo < hi) {
+      const auto* base = reinterpret_cast<const uint8_t*>(bytes.data());
+      Status st = on_bytes(std::span<const uint8_t>(base + (lo - at), hi - lo));
+      if (!st.ok()) {
+        failure = std::move(st);
+        return false;
+      }
+      delivered += hi - lo;
+    }
+    return true;
+  };
+  cb.on_restart = [&] { received = 0; };
+
+  ClientRequest req;
+  req.url = entry.url;
+  req.headers.emplace_back("Range", "bytes=" + std::to_string(r.byte_start + delivered) + "-" +
+                                        std::to_string(r.byte_end));
+  auto resp = http_.Stream(req, cb);
+  if (!failure.ok()) return failure;
+  if (!resp.ok()) return resp.status();
+  XET_RETURN_IF_ERROR(StatusFromResponse(*resp, what));
+  if (delivered != want) {
+    return Status::Corruption(what + ": the answer ended after " + std::to_string(delivered) +
+                              " of the " + std::to_string(want) + " bytes of range " +
+                              std::to_string(r.byte_start) + "-" + std::to_string(r.byte_end));
+  }
+  return Status::Ok();
+}
+
 }  // namespace xet

@@ -98,6 +98,13 @@ class CasClient {
   Status FetchRanges(const FetchEntry& entry, size_t first_range, size_t last_range,
                      const std::function<Status(size_t, std::span<const uint8_t>)>& on_range,
                      std::vector<uint8_t>* buffer = nullptr);
+  // GETs range `range` of `entry` alone (a single-range request) and hands its bytes to
+  // `on_bytes` in order, in pieces as they arrive: nothing is buffered beyond libcurl's
+  // receive buffer. Accepts a 206 whose Content-Range covers the range or a 200 with the
+  // whole object (bytes outside the range are skipped). A restarted transfer skips the bytes
+  // already delivered. Errors as FetchRanges (Corruption when the answer ends early).
+  Status StreamRange(const FetchEntry& entry, size_t range,
+                     const std::function<Status(std::span<const uint8_t>)>& on_bytes);
 
  private:
   HttpClient& http_;

@@ -143,6 +143,65 @@ bool ReadFully(int fd, std::span<uint8_t> out, uint64_t offset) {
 
 }  // namespace
 
+std::unique_ptr<ChunkCache::Reader> ChunkCache::OpenEntry(const Hash& xorb, uint32_t chunk_start,
+                                                          uint32_t chunk_end) {
+  const Key key{xorb, chunk_start, chunk_end};
+  {
+    std::lock_guard lock(mu_);
+    auto it = slots_.find(key);
+    if (it == slots_.end()) return nullptr;
+    it->second.last_access = NowNs();
+  }
+  const std::string path = PathOf(key);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    Erase(xorb, chunk_start, chunk_end);
+    return nullptr;
+  }
+  struct stat st {};
+  uint8_t header[kHeaderSize];
+  bool ok = ::fstat(fd, &st) == 0 && st.st_size >= static_cast<off_t>(kHeaderSize) &&
+            ReadFully(fd, header, 0) && std::memcmp(header, kMagic, 8) == 0;
+  const uint32_t count = ok ? GetU32(header + 8) : 0;
+  const uint64_t rec_len = ok ? GetU64(header + 16) : 0;
+  const uint64_t table = uint64_t{count} * kChunkEntrySize;
+  ok = ok && count == chunk_end - chunk_start &&
+       static_cast<uint64_t>(st.st_size) == kHeaderSize + table + rec_len;
+  std::vector<ChunkInfo> chunks;
+  if (ok) {
+    std::vector<uint8_t> entries(table);
+    ok = ReadFully(fd, entries, kHeaderSize);
+    chunks.resize(count);
+    for (uint32_t i = 0; ok && i < count; ++i) {
+      const uint8_t* p = entries.data() + size_t{i} * kChunkEntrySize;
+      chunks[i] = {Hash::FromBytes(p), GetU64(p + 32)};
+    }
+  }
+  if (!ok) {
+    ::close(fd);
+    Erase(xorb, chunk_start, chunk_end);
+    return nullptr;
+  }
+  ::futimens(fd, nullptr);  // access time for LRU across runs (best effort)
+  return std::unique_ptr<Reader>(new Reader(fd, std::move(chunks), kHeaderSize + table, rec_len));
+}
+
+ChunkCache::Reader::~Reader() { ::close(fd_); }
+
+Status ChunkCache::Reader::ReadRecords(
+    std::span<uint8_t> buffer, const std::function<Status(std::span<const uint8_t>)>& on_records) {
+  if (buffer.empty()) return Status::InvalidArgument("chunk cache: empty read buffer");
+  for (uint64_t done = 0; done < records_bytes_;) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(buffer.size(), records_bytes_ - done));
+    if (!ReadFully(fd_, buffer.first(n), offset_ + done)) {
+      return Status::IoError("chunk cache: entry ends early");
+    }
+    XET_RETURN_IF_ERROR(on_records(buffer.first(n)));
+    done += n;
+  }
+  return Status::Ok();
+}
+
 bool ChunkCache::GetInto(const Hash& xorb, uint32_t chunk_start, uint32_t chunk_end, Entry& out) {
   const Key key{xorb, chunk_start, chunk_end};
   {
@@ -189,43 +248,98 @@ Status ChunkCache::Put(const Hash& xorb, uint32_t chunk_start, uint32_t chunk_en
   if (chunk_end <= chunk_start || chunks.size() != chunk_end - chunk_start) {
     return Status::InvalidArgument("chunk cache: chunk list does not match the range");
   }
-  const uint64_t total = kHeaderSize + chunks.size() * kChunkEntrySize + records.size();
-  if (total > max_bytes_) return Status::Ok();
-  const Key key{xorb, chunk_start, chunk_end};
+  XET_ASSIGN_OR_RETURN(auto writer, StartPut(xorb, chunk_start, chunk_end, records.size()));
+  XET_RETURN_IF_ERROR(writer->Append(records));
+  return writer->Commit(chunks);
+}
+
+Result<std::unique_ptr<ChunkCache::Writer>> ChunkCache::StartPut(const Hash& xorb,
+                                                                 uint32_t chunk_start,
+                                                                 uint32_t chunk_end,
+                                                                 uint64_t records_bytes) {
+  if (chunk_end <= chunk_start) return Status::InvalidArgument("chunk cache: empty range");
+  Key key{xorb, chunk_start, chunk_end};
+  const uint64_t total =
+      kHeaderSize + uint64_t{chunk_end - chunk_start} * kChunkEntrySize + records_bytes;
+  if (total > max_bytes_) {
+    return std::unique_ptr<Writer>(new Writer(nullptr, std::move(key), "", -1, records_bytes));
+  }
   std::string tmp;
   {
     std::lock_guard lock(mu_);
     tmp = dir_ + "/tmp/" + std::to_string(::getpid()) + "-" + std::to_string(++tmp_counter_);
   }
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::IoError("chunk cache: create " + tmp + ": " + std::strerror(errno));
+  return std::unique_ptr<Writer>(
+      new Writer(this, std::move(key), std::move(tmp), fd, records_bytes));
+}
+
+ChunkCache::Writer::~Writer() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    ::unlink(tmp_.c_str());
+  }
+}
+
+Status ChunkCache::Writer::Append(std::span<const uint8_t> records) {
+  if (cache_ == nullptr) return Status::Ok();
+  if (fd_ < 0) return Status::Internal("chunk cache: append after commit");
+  if (records.size() > records_bytes_ - written_) {
+    return Status::InvalidArgument("chunk cache: more records than announced");
+  }
+  const uint64_t offset =
+      kHeaderSize + uint64_t{std::get<2>(key_) - std::get<1>(key_)} * kChunkEntrySize + written_;
+  size_t done = 0;
+  while (done < records.size()) {
+    const ssize_t n = ::pwrite(fd_, records.data() + done, records.size() - done,
+                               static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Status::IoError("chunk cache: write " + tmp_ + ": " + std::strerror(errno));
+    done += static_cast<size_t>(n);
+  }
+  written_ += records.size();
+  return Status::Ok();
+}
+
+Status ChunkCache::Writer::Commit(std::span<const ChunkInfo> chunks) {
+  const auto& [xorb, chunk_start, chunk_end] = key_;
+  if (chunks.size() != chunk_end - chunk_start) {
+    return Status::InvalidArgument("chunk cache: chunk list does not match the range");
+  }
+  if (written_ != records_bytes_ && cache_ != nullptr) {
+    return Status::InvalidArgument("chunk cache: fewer records than announced");
+  }
+  if (cache_ == nullptr) return Status::Ok();  // too large to keep
+  if (fd_ < 0) return Status::Internal("chunk cache: committed twice");
   std::vector<uint8_t> head(kHeaderSize + chunks.size() * kChunkEntrySize);
   std::memcpy(head.data(), kMagic, 8);
   PutU32(head.data() + 8, static_cast<uint32_t>(chunks.size()));
   PutU32(head.data() + 12, 0);
-  PutU64(head.data() + 16, records.size());
+  PutU64(head.data() + 16, records_bytes_);
   uint8_t* p = head.data() + kHeaderSize;
   for (const ChunkInfo& c : chunks) {
     std::memcpy(p, c.hash.data(), 32);
     PutU64(p + 32, c.size);
     p += kChunkEntrySize;
   }
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::IoError("chunk cache: create " + tmp + ": " + std::strerror(errno));
-  const bool ok =
-      WriteAll(fd, head.data(), head.size()) && WriteAll(fd, records.data(), records.size());
-  ::close(fd);
-  const std::string path = PathOf(key);
+  const bool ok = WriteAll(fd_, head.data(), head.size());  // at offset 0: nothing read yet
+  ::close(fd_);
+  fd_ = -1;
+  const std::string path = cache_->PathOf(key_);
   std::error_code ec;
   if (ok) fs::create_directories(fs::path(path).parent_path(), ec);
-  if (!ok || ec || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
+  if (!ok || ec || ::rename(tmp_.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp_.c_str());
     return Status::IoError("chunk cache: cannot store " + path);
   }
-  std::lock_guard lock(mu_);
-  auto [it, inserted] = slots_.try_emplace(key);
-  if (!inserted) total_ -= it->second.bytes;
+  const uint64_t total = head.size() + records_bytes_;
+  std::lock_guard lock(cache_->mu_);
+  auto [it, inserted] = cache_->slots_.try_emplace(key_);
+  if (!inserted) cache_->total_ -= it->second.bytes;
   it->second = Slot{total, NowNs()};
-  total_ += total;
-  EvictLocked();
+  cache_->total_ += total;
+  cache_->EvictLocked();
   return Status::Ok();
 }
 

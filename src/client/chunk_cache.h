@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -27,6 +28,8 @@
 namespace xet {
 
 class ChunkCache {
+  using Key = std::tuple<Hash, uint32_t, uint32_t>;
+
  public:
   struct Entry {
     std::vector<uint8_t> records;   // the chunk records, as fetched
@@ -48,11 +51,70 @@ class ChunkCache {
              std::span<const uint8_t> records, std::span<const ChunkInfo> chunks);
   void Erase(const Hash& xorb, uint32_t chunk_start, uint32_t chunk_end);
 
+  // Get for records read in pieces: the entry's chunks first, then its records through a
+  // caller's buffer. A reader whose records turn out damaged (the caller's decoding fails)
+  // should be followed by Erase.
+  class Reader {
+   public:
+    ~Reader();
+    Reader(const Reader&) = delete;
+    Reader& operator=(const Reader&) = delete;
+    const std::vector<ChunkInfo>& chunks() const { return chunks_; }
+    uint64_t records_bytes() const { return records_bytes_; }
+    // Reads the records in order, `buffer.size()` bytes at a time, into `on_records`; its
+    // error is returned as is; IoError when the file cannot be read to its end.
+    Status ReadRecords(std::span<uint8_t> buffer,
+                       const std::function<Status(std::span<const uint8_t>)>& on_records);
+
+   private:
+    friend class ChunkCache;
+    Reader(int fd, std::vector<ChunkInfo> chunks, uint64_t offset, uint64_t records_bytes)
+        : fd_(fd), chunks_(std::move(chunks)), offset_(offset), records_bytes_(records_bytes) {}
+    int fd_;
+    std::vector<ChunkInfo> chunks_;
+    uint64_t offset_;  // of the records in the file
+    uint64_t records_bytes_;
+  };
+  // The entry for exactly this range, or nullptr (a miss; an entry whose header or chunk
+  // table is unreadable or malformed is removed and reported as a miss).
+  std::unique_ptr<Reader> OpenEntry(const Hash& xorb, uint32_t chunk_start, uint32_t chunk_end);
+
+  // Put for records that arrive in pieces: Append them in order, then Commit with the
+  // chunks (which stores the entry as Put does). An entry that is never committed leaves
+  // nothing behind (its temporary file is removed by the destructor).
+  class Writer {
+   public:
+    ~Writer();
+    Writer(const Writer&) = delete;
+    Writer& operator=(const Writer&) = delete;
+    Status Append(std::span<const uint8_t> records);
+    // InvalidArgument when the records appended are not the `records_bytes` announced or the
+    // chunks do not match the range.
+    Status Commit(std::span<const ChunkInfo> chunks);
+
+   private:
+    friend class ChunkCache;
+    Writer(ChunkCache* cache, Key key, std::string tmp, int fd, uint64_t records_bytes)
+        : cache_(cache),
+          key_(std::move(key)),
+          tmp_(std::move(tmp)),
+          fd_(fd),
+          records_bytes_(records_bytes) {}
+    ChunkCache* cache_;  // null: the entry is too large to be kept; every call succeeds
+    Key key_;
+    std::string tmp_;
+    int fd_ = -1;
+    uint64_t records_bytes_ = 0;
+    uint64_t written_ = 0;
+  };
+  // Starts an entry of `records_bytes` bytes of records.
+  Result<std::unique_ptr<Writer>> StartPut(const Hash& xorb, uint32_t chunk_start,
+                                           uint32_t chunk_end, uint64_t records_bytes);
+
   uint64_t size_bytes() const;
   size_t num_entries() const;
 
  private:
-  using Key = std::tuple<Hash, uint32_t, uint32_t>;
   struct Slot {
     uint64_t bytes = 0;
     uint64_t last_access = 0;  // ns since epoch

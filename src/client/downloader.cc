@@ -8,6 +8,7 @@
 #include <cstring>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -35,6 +36,12 @@ constexpr uint64_t kMinStreamBlockBytes = 1ull << 20;
 // Per worker: decoded bytes are copied here on their way to the file, so a worker never
 // holds more than one decoded chunk plus this much of decoded data.
 constexpr size_t kStagingBytes = 4u << 20;
+// Largest record payload accepted from a streamed range (a stored chunk is at most
+// kXorbMaxChunkSize; an LZ4 frame of one is barely larger): bounds StreamRange's pending
+// record.
+constexpr size_t kMaxStreamedPayload = 2 * kXorbMaxChunkSize;
+// Per worker: chunk cache entries are read in pieces of this size.
+constexpr size_t kCacheReadBytes = 1u << 20;
 // New answer buffers are sized in multiples of this (a huge page).
 constexpr uint64_t kBufferGranule = 2ull << 20;
 
@@ -151,6 +158,11 @@ struct WorkerScratch {
   std::vector<uint32_t> order;   // positions in RangeRef::terms, by first chunk
   std::vector<uint64_t> seen;    // per position: bytes of the term's chunks decoded so far
   std::vector<uint32_t> active;  // positions whose chunks are being decoded
+  size_t next_term = 0;          // in `order`: the first term not yet active
+  const std::vector<ChunkInfo>* expected = nullptr;
+  bool hash = false;
+  std::vector<uint8_t> pending;  // DecodeStreamed: a record split across pieces
+  std::vector<uint8_t> read_buffer = std::vector<uint8_t>(kCacheReadBytes);
 };
 
 // Walks the chunk records of a fetched range: checks every header and that exactly
@@ -391,6 +403,10 @@ class Transfer {
   // to make room), or any size when no other task holds one. No lease after a failure.
   Lease LeaseBuffer(std::unique_lock<std::mutex>& lock, uint64_t charge) {
     Lease lease;
+    if (charge == 0) {  // a streamed task: no buffer
+      lease.held = true;
+      return lease;
+    }
     std::vector<std::vector<uint8_t>> dropped;
     cv_.wait(lock, [&] {
       if (!error_.ok()) return true;
@@ -440,6 +456,7 @@ class Transfer {
   // Takes a buffer back (under mu_): it is kept for the next task unless that would exceed
   // the budget.
   void ReturnBuffer(Lease lease, std::vector<std::vector<uint8_t>>& dropped) {
+    if (lease.counted == 0 && lease.buffer.capacity() == 0) return;  // a streamed task
     --leased_;
     held_ = held_ - lease.counted + lease.buffer.capacity();
     if (held_ > budget_ || failed_.load()) {
@@ -455,6 +472,7 @@ class Transfer {
   // sink has them; those are bounded by the block window instead.
   uint64_t Charge(const BlockState& b, size_t task_index) const {
     const FetchTask& task = b.plan.tasks[task_index];
+    if (task.refs.size() == 1) return 0;  // streamed through (RunStreamedTask)
     return TaskSpanBytes(b.recon.xorbs[task.xorb].second[task.entry], task);
   }
 
@@ -463,6 +481,9 @@ class Transfer {
     const FetchTask& task = b.plan.tasks[task_index];
     const auto& xorb = b.recon.xorbs[task.xorb];
     const FetchEntry& entry = xorb.second[task.entry];
+    if (task.refs.size() == 1) {
+      return RunStreamedTask(b, b.plan.ranges[task.refs[0]], entry, xorb.first, scratch);
+    }
     // Ranges served by the cache.
     std::vector<uint8_t> cached(task.refs.size(), 0);
     if (cache_ != nullptr) {
@@ -531,17 +552,155 @@ class Transfer {
   }
 
   // Decodes the chunk records of one fetched (or cached) range one chunk at a time and
-  // hands every term `ref` serves its bytes: pwritev into the part file (kFile) or the
-  // term's buffer (kStream). Checks each chunk's record, each term's length and, with
-  // `expected` (a cache entry), each chunk's hash and size. Leaves the range's chunk
-  // infos in `s.infos` when they were computed (whole files, or `expected`).
+  // hands every term `ref` serves its bytes: through the staging writer into the part file
+  // (kFile) or into the term's buffer (kStream). Checks each chunk's record, each term's
+  // length and, with `expected` (a cache entry), each chunk's hash and size. Leaves the
+  // range's chunk infos in `s.infos` when they were computed (whole files, or `expected`).
   Status ProcessRange(BlockState& b, const RangeRef& ref, uint32_t num_chunks,
                       std::span<const uint8_t> bytes, const std::vector<ChunkInfo>* expected,
                       WorkerScratch& s) {
+    XET_RETURN_IF_ERROR(ParseRecords(bytes, num_chunks, s));
+    XET_RETURN_IF_ERROR(BeginRange(b, ref, num_chunks, expected, s));
+    for (uint32_t i = 0; i < num_chunks; ++i) {
+      const WorkerScratch::Rec& r = s.recs[i];
+      XET_RETURN_IF_ERROR(DecodeChunk(b, ref, i, r, bytes.subspan(r.payload, r.csize), s));
+    }
+    return FinishRange(b, ref, s);
+  }
+
+  using PieceSink = std::function<Status(std::span<const uint8_t>)>;
+
+  // The same for a range whose records arrive in pieces: `source` hands them, in order, to
+  // the sink it is given. Records split across pieces are reassembled in `s.pending` (one
+  // record at most).
+  Status DecodeStreamed(BlockState& b, const RangeRef& ref, uint32_t num_chunks,
+                        uint64_t range_bytes, const std::vector<ChunkInfo>* expected,
+                        WorkerScratch& s, const std::function<Status(const PieceSink&)>& source) {
+    XET_RETURN_IF_ERROR(BeginRange(b, ref, num_chunks, expected, s));
+    s.pending.clear();
+    uint32_t next = 0;      // chunk index of the next record
+    uint64_t consumed = 0;  // range bytes consumed so far (whole records + pending)
+    auto record = [&](std::span<const uint8_t> rec) -> Status {
+      const XorbChunkHeader h = DecodeXorbChunkHeader(rec);
+      const WorkerScratch::Rec r{kXorbChunkHeaderSize, h.compressed_size, h.uncompressed_size,
+                                 h.scheme};
+      return DecodeChunk(b, ref, next++, r, rec.subspan(kXorbChunkHeaderSize, h.compressed_size),
+                         s);
+    };
+    // The length of the record whose header starts `header`, at range offset `at`, after
+    // checking the header.
+    auto record_size = [&](std::span<const uint8_t> header, uint64_t at) -> Result<size_t> {
+      if (next >= num_chunks) {
+        return Status::Corruption("fetched range has " + std::to_string(range_bytes - at) +
+                                  " bytes after its " + std::to_string(num_chunks) + " chunks");
+      }
+      const XorbChunkHeader h = DecodeXorbChunkHeader(header);
+      if (h.version != kXorbChunkHeaderVersion || !IsKnownCompressionScheme(h.scheme) ||
+          h.uncompressed_size == 0 || h.uncompressed_size > kXorbMaxChunkSize ||
+          h.compressed_size > kMaxStreamedPayload ||
+          range_bytes - at - kXorbChunkHeaderSize < h.compressed_size ||
+          (static_cast<CompressionScheme>(h.scheme) == CompressionScheme::kNone &&
+           h.compressed_size != h.uncompressed_size)) {
+        return Status::Corruption("fetched range: malformed chunk record " + std::to_string(next) +
+                                  " at offset " + std::to_string(at));
+      }
+      return kXorbChunkHeaderSize + size_t{h.compressed_size};
+    };
+    const PieceSink decode = [&](std::span<const uint8_t> in) -> Status {
+      if (failed_.load()) return Status::Cancelled("download stopped");
+      if (in.size() > range_bytes - consumed) {
+        return Status::Corruption("fetched range longer than its " + std::to_string(range_bytes) +
+                                  " bytes");
+      }
+      while (!in.empty()) {
+        if (!s.pending.empty()) {
+          // Complete the header, then the record, from `in`.
+          auto append = [&](size_t want) {
+            const size_t take = std::min(want - s.pending.size(), in.size());
+            s.pending.insert(s.pending.end(), in.begin(),
+                             in.begin() + static_cast<ptrdiff_t>(take));
+            in = in.subspan(take);
+            consumed += take;
+            return s.pending.size() == want;
+          };
+          if (s.pending.size() < kXorbChunkHeaderSize && !append(kXorbChunkHeaderSize)) continue;
+          XET_ASSIGN_OR_RETURN(const size_t need,
+                               record_size(s.pending, consumed - s.pending.size()));
+          if (!append(need)) continue;  // `in` is used up
+          XET_RETURN_IF_ERROR(record(s.pending));
+          s.pending.clear();
+          continue;
+        }
+        if (in.size() >= kXorbChunkHeaderSize) {
+          XET_ASSIGN_OR_RETURN(const size_t size, record_size(in, consumed));
+          if (in.size() >= size) {
+            XET_RETURN_IF_ERROR(record(in.first(size)));
+            in = in.subspan(size);
+            consumed += size;
+            continue;
+          }
+        }
+        s.pending.assign(in.begin(), in.end());  // an incomplete record
+        consumed += in.size();
+        in = {};
+      }
+      return Status::Ok();
+    };
+    XET_RETURN_IF_ERROR(source(decode));
+    if (!s.pending.empty() || next != num_chunks || consumed != range_bytes) {
+      return Status::Corruption("fetched range ends inside chunk " + std::to_string(next) + " of " +
+                                std::to_string(num_chunks));
+    }
+    return FinishRange(b, ref, s);
+  }
+
+  // A task of one range: from the chunk cache when it has the range intact, else streamed
+  // from the server (and, for whole files, into the cache as it arrives).
+  Status RunStreamedTask(BlockState& b, const RangeRef& ref, const FetchEntry& entry,
+                         const Hash& xorb, WorkerScratch& s) {
+    const FetchRange& fr = entry.ranges[ref.range];
+    const uint32_t num_chunks = fr.chunk_end - fr.chunk_start;
+    if (cache_ != nullptr) {
+      if (auto reader = cache_->OpenEntry(xorb, fr.chunk_start, fr.chunk_end)) {
+        // A damaged entry is detected while it is decoded; the fetch below then rewrites
+        // every byte it had written.
+        Status st = DecodeStreamed(
+            b, ref, num_chunks, reader->records_bytes(), &reader->chunks(), s,
+            [&](const PieceSink& sink) { return reader->ReadRecords(s.read_buffer, sink); });
+        if (st.ok()) {
+          RememberCacheKey(xorb, fr);
+          if (options_.stats) options_.stats->bytes_from_cache += reader->records_bytes();
+          return Status::Ok();
+        }
+        if (failed_.load()) return st;
+        cache_->Erase(xorb, fr.chunk_start, fr.chunk_end);  // damaged: fetch instead
+      }
+    }
+    const uint64_t range_bytes = fr.byte_end - fr.byte_start + 1;
+    std::unique_ptr<ChunkCache::Writer> cache_entry;
+    if (cache_ != nullptr && mode_ == Mode::kFile) {
+      // Only whole-file downloads insert: their file hash vouches for the chunks (entries
+      // are dropped again if it does not match).
+      auto started = cache_->StartPut(xorb, fr.chunk_start, fr.chunk_end, range_bytes);
+      if (started.ok()) cache_entry = std::move(*started);
+    }
+    XET_RETURN_IF_ERROR(
+        DecodeStreamed(b, ref, num_chunks, range_bytes, nullptr, s, [&](const PieceSink& sink) {
+          return cas_.StreamRange(entry, ref.range, [&](std::span<const uint8_t> in) -> Status {
+            if (options_.stats) options_.stats->bytes_received += in.size();
+            if (cache_entry && !cache_entry->Append(in).ok()) cache_entry.reset();  // not cached
+            return sink(in);
+          });
+        }));
+    if (cache_entry && cache_entry->Commit(s.infos).ok()) RememberCacheKey(xorb, fr);
+    return Status::Ok();
+  }
+
+  Status BeginRange(BlockState& b, const RangeRef& ref, uint32_t num_chunks,
+                    const std::vector<ChunkInfo>* expected, WorkerScratch& s) {
     if (expected != nullptr && expected->size() != num_chunks) {
       return Status::Corruption("cached range has a different number of chunks");
     }
-    XET_RETURN_IF_ERROR(ParseRecords(bytes, num_chunks, s));
     const size_t nterms = ref.terms.size();
     s.order.resize(nterms);
     s.seen.assign(nterms, 0);
@@ -559,57 +718,67 @@ class Transfer {
     std::stable_sort(s.order.begin(), s.order.end(), [&](uint32_t x, uint32_t y) {
       return b.plan.terms[ref.terms[x]].chunk_offset < b.plan.terms[ref.terms[y]].chunk_offset;
     });
-    const bool hash = mode_ == Mode::kFile || expected != nullptr;
+    s.expected = expected;
+    s.hash = mode_ == Mode::kFile || expected != nullptr;
     s.infos.clear();
-    if (hash) s.infos.reserve(num_chunks);
+    if (s.hash) s.infos.reserve(num_chunks);
     s.writer.Reset(part_);
-    size_t next = 0;
-    for (uint32_t i = 0; i < num_chunks; ++i) {
-      while (next < nterms && b.plan.terms[ref.terms[s.order[next]]].chunk_offset <= i) {
-        s.active.push_back(s.order[next++]);
-      }
-      const WorkerScratch::Rec& r = s.recs[i];
-      const auto payload = bytes.subspan(r.payload, r.csize);
-      const auto scheme = static_cast<CompressionScheme>(r.scheme);
-      std::span<const uint8_t> data = payload;
-      if (scheme != CompressionScheme::kNone) {
-        const std::span<uint8_t> dst(s.chunk.data(), r.usize);
-        Status st = s.codec.Decompress(scheme, payload, dst);
-        if (!st.ok()) {
-          return Status::Corruption("fetched range: chunk " + std::to_string(i) + ": " +
-                                    st.message());
-        }
-        data = dst;
-      }
-      if (hash) {
-        s.infos.push_back({ChunkHash(data), data.size()});
-        if (expected != nullptr && (*expected)[i] != s.infos.back()) {
-          return Status::Corruption("cached chunk " + std::to_string(i) + " differs");
-        }
-      }
-      for (uint32_t k : s.active) {
-        const TermPlacement& p = b.plan.terms[ref.terms[k]];
-        const uint64_t pos = s.seen[k];
-        s.seen[k] += data.size();
-        const uint64_t lo = std::max(pos, p.skip);
-        const uint64_t hi = std::min(pos + data.size(), p.skip + p.take);
-        if (lo >= hi) continue;
-        const auto piece = data.subspan(lo - pos, hi - lo);
-        if (mode_ == Mode::kFile) {
-          XET_RETURN_IF_ERROR(
-              s.writer.Write(b.plan.span.first + p.out_offset + (lo - p.skip), piece));
-        } else {
-          std::copy(piece.begin(), piece.end(),
-                    b.term_bytes[ref.terms[k]].begin() + static_cast<ptrdiff_t>(lo - p.skip));
-        }
-      }
-      std::erase_if(s.active, [&](uint32_t k) {
-        const TermPlacement& p = b.plan.terms[ref.terms[k]];
-        return p.chunk_offset + p.num_chunks <= i + 1;
-      });
+    s.next_term = 0;
+    return Status::Ok();
+  }
+
+  // Chunk `i` of the range (chunks come in order): decompress, hash, hand out its bytes.
+  Status DecodeChunk(BlockState& b, const RangeRef& ref, uint32_t i, const WorkerScratch::Rec& r,
+                     std::span<const uint8_t> payload, WorkerScratch& s) {
+    const size_t nterms = ref.terms.size();
+    while (s.next_term < nterms &&
+           b.plan.terms[ref.terms[s.order[s.next_term]]].chunk_offset <= i) {
+      s.active.push_back(s.order[s.next_term++]);
     }
+    const auto scheme = static_cast<CompressionScheme>(r.scheme);
+    std::span<const uint8_t> data = payload;
+    if (scheme != CompressionScheme::kNone) {
+      const std::span<uint8_t> dst(s.chunk.data(), r.usize);
+      Status st = s.codec.Decompress(scheme, payload, dst);
+      if (!st.ok()) {
+        return Status::Corruption("fetched range: chunk " + std::to_string(i) + ": " +
+                                  st.message());
+      }
+      data = dst;
+    }
+    if (s.hash) {
+      s.infos.push_back({ChunkHash(data), data.size()});
+      if (s.expected != nullptr && (*s.expected)[i] != s.infos.back()) {
+        return Status::Corruption("cached chunk " + std::to_string(i) + " differs");
+      }
+    }
+    for (uint32_t k : s.active) {
+      const TermPlacement& p = b.plan.terms[ref.terms[k]];
+      const uint64_t pos = s.seen[k];
+      s.seen[k] += data.size();
+      const uint64_t lo = std::max(pos, p.skip);
+      const uint64_t hi = std::min(pos + data.size(), p.skip + p.take);
+      if (lo >= hi) continue;
+      const auto piece = data.subspan(lo - pos, hi - lo);
+      if (mode_ == Mode::kFile) {
+        XET_RETURN_IF_ERROR(
+            s.writer.Write(b.plan.span.first + p.out_offset + (lo - p.skip), piece));
+      } else {
+        std::copy(piece.begin(), piece.end(),
+                  b.term_bytes[ref.terms[k]].begin() + static_cast<ptrdiff_t>(lo - p.skip));
+      }
+    }
+    std::erase_if(s.active, [&](uint32_t k) {
+      const TermPlacement& p = b.plan.terms[ref.terms[k]];
+      return p.chunk_offset + p.num_chunks <= i + 1;
+    });
+    return Status::Ok();
+  }
+
+  // After the range's last chunk: write out, check every term's length, publish.
+  Status FinishRange(BlockState& b, const RangeRef& ref, WorkerScratch& s) {
     XET_RETURN_IF_ERROR(s.writer.Flush());
-    for (uint32_t k = 0; k < nterms; ++k) {
+    for (uint32_t k = 0; k < ref.terms.size(); ++k) {
       const uint32_t ti = ref.terms[k];
       const TermPlacement& p = b.plan.terms[ti];
       if (s.seen[k] != p.unpacked_length) {

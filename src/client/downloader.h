@@ -30,11 +30,16 @@ namespace xet {
 
 // Memory: chunks are decompressed one at a time and written as they are decoded (through a
 // 4 MiB page-aligned staging buffer per worker; whole pages with O_DIRECT where the file
-// system allows it, so a download does not fill the page cache), so what a download holds is
-//   - answer buffers for the fetched xorb bytes: at most `max_bytes_in_flight` in all,
-//     running fetches' and idle ones kept for reuse alike (each fetch reserves its requested
-//     byte span before it starts; a single range larger than the budget is fetched alone);
-//   - per worker: one decoded chunk (<= 128 KiB) and the staging buffer;
+// system allows it, so a download does not fill the page cache). A fetch of one range, and
+// a chunk-cache read, is decoded as its bytes stream in and holds no copy of the range;
+// only fetches that group several small ranges into one multi-range request buffer their
+// answer. So what a download holds is
+//   - answer buffers of the multi-range fetches: at most `max_bytes_in_flight` in all,
+//     running fetches' and idle ones kept for reuse alike (each fetch reserves its
+//     requested byte span before it starts; such fetches are capped at
+//     max_bytes_in_flight / (2 * fetch_concurrency), 32 MiB at most);
+//   - per worker: the staging buffer, a 1 MiB cache read buffer, one decoded chunk
+//     (<= 128 KiB) and one record split across received pieces (<= 256 KiB);
 //   - the plans of the two blocks in progress (terms and fetch URLs, not data) and the
 //     (hash, size) of every chunk of the file (40 bytes each, for the final hash check);
 //   - DownloadRange only: the decoded bytes of up to two planning blocks of
@@ -44,7 +49,7 @@ namespace xet {
 // every buffer when the call returns.
 struct DownloadOptions {
   size_t fetch_concurrency = 8;
-  uint64_t max_bytes_in_flight = 256ull << 20;  // fetched xorb bytes held at once, see above
+  uint64_t max_bytes_in_flight = 256ull << 20;  // buffered answer bytes at once, see above
   uint64_t block_bytes = 256ull << 20;          // reconstruction planning granularity
   std::string chunk_cache_dir;                  // "" = no cache
   uint64_t chunk_cache_bytes = 10ull << 30;

@@ -310,6 +310,47 @@ TEST_F(DownloaderTest, WarmCacheNeedsNoXorbFetchesAndSurvivesDamage) {
   EXPECT_EQ(stats.bytes_from_cache.load(), 0u);
 }
 
+// StreamRange hands over exactly the bytes of one fetch range, as stored in the xorb.
+TEST_F(DownloaderTest, StreamRangeDeliversExactlyTheRangesBytes) {
+  const auto data = testing::TextLikeBytes(3'000'000, 9);
+  const UploadArtifacts a = testing::PrepareUpload(data, CompressionPolicy::kPredict, 20);
+  ASSERT_GT(a.xorbs.size(), 2u);
+  UploadAll(a);
+  auto recon = cas_->GetReconstruction(a.file_hash, std::nullopt);
+  ASSERT_TRUE(recon.ok()) << recon.status().ToString();
+  size_t ranges = 0;
+  for (const auto& [xorb, entries] : recon->xorbs) {
+    const SerializedXorb* stored = nullptr;
+    for (const SerializedXorb& x : a.xorbs) {
+      if (x.hash == xorb) stored = &x;
+    }
+    ASSERT_NE(stored, nullptr);
+    for (const FetchEntry& e : entries) {
+      for (size_t r = 0; r < e.ranges.size(); ++r, ++ranges) {
+        std::vector<uint8_t> got;
+        size_t pieces = 0;
+        Status st = cas_->StreamRange(e, r, [&](std::span<const uint8_t> b) {
+          got.insert(got.end(), b.begin(), b.end());
+          ++pieces;
+          return Status::Ok();
+        });
+        ASSERT_TRUE(st.ok()) << st.ToString();
+        const FetchRange& fr = e.ranges[r];
+        ASSERT_LE(fr.byte_end, stored->bytes.size());
+        EXPECT_EQ(got, std::vector<uint8_t>(stored->bytes.begin() + fr.byte_start,
+                                            stored->bytes.begin() + fr.byte_end + 1));
+        EXPECT_GT(pieces, 0u);
+      }
+      EXPECT_EQ(cas_->StreamRange(e, e.ranges.size(), [](auto) { return Status::Ok(); }).code(),
+                Status::Code::kInvalidArgument);
+      // The receiver's error stops the transfer and comes back as is.
+      EXPECT_EQ(cas_->StreamRange(e, 0, [](auto) { return Status::Cancelled("enough"); }).code(),
+                Status::Code::kCancelled);
+    }
+  }
+  EXPECT_GT(ranges, 2u);
+}
+
 // Peak resident bytes since the last ResetPeakRss (Linux: VmHWM after clear_refs 5).
 uint64_t PeakRssBytes() {
   std::ifstream in("/proc/self/status");
