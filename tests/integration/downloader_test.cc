@@ -17,7 +17,6 @@
 #include "client/http_client.h"
 #include "client/part_file.h"
 #include "support/server_process.h"
-#include "support/subprocess.h"
 #include "support/temp_dir.h"
 #include "support/test_support.h"
 #include "support/xet_fixtures.h"
@@ -64,11 +63,8 @@ class DownloaderTest : public ::testing::Test {
  protected:
   void SetUp() override {
     server_ = std::make_unique<ServerProcess>(testing::MakeTempDir("download"));
-    const auto r = testing::RunXetstore("token --data-dir " + server_->data_dir() +
-                                        " create --name t --permission write --scope team/a");
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    token_ = r.out;
-    while (!token_.empty() && token_.back() == '\n') token_.pop_back();
+    token_ = server_->CreateToken("write", "team/a");
+    ASSERT_FALSE(token_.empty());
     tokens_ = MakeStaticTokenSource(XetToken{token_, server_->url() + "/", 0});
     cas_ = std::make_unique<CasClient>(http_, *tokens_);
   }
