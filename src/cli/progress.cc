@@ -1,5 +1,6 @@
 #include "cli/progress.h"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -25,6 +26,13 @@ std::string Percent(uint64_t part, uint64_t whole) {
   if (whole == 0) return "0%";
   const double pct = 100.0 * static_cast<double>(part) / static_cast<double>(whole);
   return std::to_string(static_cast<int>(std::floor(std::min(pct, 100.0)))) + "%";
+}
+
+// The terminal's width in columns (0 when unknown).
+size_t TerminalColumns() {
+  winsize ws{};
+  if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) != 0) return 0;
+  return ws.ws_col;
 }
 
 const char* KindName(TransferKind kind) {
@@ -178,7 +186,12 @@ void ProgressDisplay::Run() {
     const double span = std::chrono::duration<double>(now - samples.front().first).count();
     const double rate =
         span > 0 ? static_cast<double>(s.bytes_done - samples.front().second) / span : 0;
-    std::fprintf(stderr, "\r\x1b[K%s", FormatProgressLine(kind_, s, rate).c_str());
+    std::string line = FormatProgressLine(kind_, s, rate);
+    // A line wider than the terminal would wrap, and '\r' would not return to its start.
+    if (const size_t cols = TerminalColumns(); cols > 1 && line.size() >= cols) {
+      line.resize(cols - 1);
+    }
+    std::fprintf(stderr, "\r\x1b[K%s", line.c_str());
     std::fflush(stderr);
     cv_.wait_for(lock, kRedrawInterval, [this] { return stop_; });
   }
