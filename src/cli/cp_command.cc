@@ -9,6 +9,7 @@
 #include <system_error>
 #include <vector>
 
+#include "cli/download_files.h"
 #include "cli/interrupt.h"
 #include "cli/output.h"
 #include "cli/progress.h"
@@ -188,6 +189,80 @@ int RunRemoteCopy(const RemoteOptions& remote, const CpArgs& args, const RemoteP
   return std::fflush(stdout) == 0 ? kExitOk : kExitFailure;
 }
 
+// What a download of `src` (found as `found`) to the local `dst` consists of.
+Result<std::vector<DownloadJob>> PlanDownload(HubClient& hub, const RemotePath& src,
+                                              const RemoteLookup& found, const std::string& dst,
+                                              bool recursive) {
+  std::vector<DownloadJob> jobs;
+  switch (found.kind) {
+    case RemoteLookup::Kind::kMissing:
+      return NoSuchRemotePath(src);
+    case RemoteLookup::Kind::kFile:
+      jobs.push_back({found.file, LocalFileTarget(dst, BaseName(found.file.path))});
+      return jobs;
+    case RemoteLookup::Kind::kDirectory:
+      break;
+  }
+  if (!recursive) {
+    return Status::InvalidArgument(src.ToString() + " is a directory: -r copies what is in it");
+  }
+  const std::string prefix = src.path.empty() ? std::string() : src.path + "/";
+  Status bad;
+  XET_RETURN_IF_ERROR(
+      hub.ListTree(src.BucketId(), src.path, /*recursive=*/true, [&](const RemoteEntry& e) {
+        if (e.is_directory) return true;
+        // Never trust a listing with where a file is written.
+        const std::string_view rel =
+            std::string_view(e.path).substr(std::min(prefix.size(), e.path.size()));
+        if (!e.path.starts_with(prefix) || !ValidateBucketPath(rel).ok()) {
+          bad = Status::Corruption("the server listed '" + e.path + "' under " + src.ToString());
+          return false;
+        }
+        jobs.push_back({e, (std::filesystem::path(dst) / std::string(rel)).string()});
+        return true;
+      }));
+  XET_RETURN_IF_ERROR(bad);
+  return jobs;
+}
+
+int RunDownload(const RemoteOptions& remote, const CpArgs& args, const RemotePath& src) {
+  const bool to_stdout = args.dst == "-";
+  // Before any thread starts (see InterruptGuard).
+  InterruptGuard guard(to_stdout ? std::string()
+                                 : "no destination file was half-written; partial downloads are "
+                                   "kept as <file>.xetpart and resume when the command runs again");
+  TransferStats stats;
+  RemoteConnection conn(remote, &stats);
+  auto found = LookupRemote(conn.hub(), src);
+  if (!found.ok()) return ReportRemoteFailure(found.status(), conn.endpoint());
+  if (to_stdout && found->kind == RemoteLookup::Kind::kDirectory) {
+    return ReportRemoteFailure(
+        Status::InvalidArgument(src.ToString() + " is a directory; only a file goes to stdout"),
+        {});
+  }
+  std::vector<DownloadJob> jobs;
+  if (!to_stdout || found->kind != RemoteLookup::Kind::kFile) {
+    auto planned = PlanDownload(conn.hub(), src, *found, args.dst, args.recursive);
+    if (!planned.ok()) return ReportRemoteFailure(planned.status(), conn.endpoint());
+    jobs = std::move(*planned);
+  }
+  ProgressDisplay progress(stats, TransferKind::kDownload, ShouldShowProgress(args.output));
+  const Status st = to_stdout ? DownloadToStdout(conn, src.BucketId(), found->file, &stats)
+                              : DownloadToFiles(conn, src.BucketId(), jobs, &stats);
+  progress.Stop();
+  if (!st.ok()) return ReportRemoteFailure(st, conn.endpoint());
+  if (!to_stdout && !args.output.quiet && !args.output.json) {
+    for (const DownloadJob& job : jobs) {
+      std::printf("download: hf://buckets/%s/%s -> %s\n", src.BucketId().c_str(),
+                  job.file.path.c_str(), job.local_path.c_str());
+    }
+    std::fflush(stdout);
+  }
+  PrintTransferSummary(args.output, TransferKind::kDownload, Snapshot(stats),
+                       progress.ElapsedSeconds(), to_stdout ? stderr : stdout);
+  return kExitOk;
+}
+
 int RunCp(const RemoteOptions& remote, const CpArgs& args) {
   const bool src_remote = IsRemotePath(args.src);
   const bool dst_remote = IsRemotePath(args.dst);
@@ -209,9 +284,7 @@ int RunCp(const RemoteOptions& remote, const CpArgs& args) {
   }
   if (!src_remote) return RunUpload(remote, args, *dst);
   if (dst_remote) return RunRemoteCopy(remote, args, *src, *dst);
-  PrintError("downloading (bucket -> local) is not available in this build yet",
-             "upload and bucket-to-bucket copies work");
-  return kExitFailure;
+  return RunDownload(remote, args, *src);
 }
 
 }  // namespace
@@ -225,15 +298,20 @@ void AddCpCommand(CLI::App& app, const std::shared_ptr<RemoteOptions>& remote, i
       "  cp FILE hf://buckets/NS/B/DIR/     upload FILE into DIR/ (also the bucket's root)\n"
       "  cp -r DIR hf://buckets/NS/B/PATH   upload everything in DIR below PATH/\n"
       "  cp - hf://buckets/NS/B/PATH        upload standard input as PATH\n"
+      "  cp hf://buckets/NS/B/PATH FILE     download PATH (into FILE if it is a directory)\n"
+      "  cp -r hf://buckets/NS/B/DIR LOCAL  download everything below DIR into LOCAL/\n"
+      "  cp hf://buckets/NS/B/PATH -        write PATH to standard output\n"
       "  cp hf://buckets/NS/B/X hf://buckets/NS2/B2/Y   copy on the server (-r for a\n"
       "                                     directory); no file data is transferred\n"
       "Only chunks the server does not have are sent. Files appear in the bucket once all\n"
       "their data is stored, in one atomic step; an interrupted upload adds nothing.\n"
+      "Downloads are written to <file>.xetpart, verified, then renamed into place; an\n"
+      "interrupted download resumes from its .xetpart when run again.\n"
       "On a terminal, progress goes to stderr; a summary line follows (bytes read, bytes\n"
       "sent, deduplicated bytes, time).");
   cp->add_option("src", args->src, "Local file or directory, '-' (stdin), or hf:// path")
       ->required();
-  cp->add_option("dst", args->dst, "hf:// path, or a local path")->required();
+  cp->add_option("dst", args->dst, "hf:// path, a local path, or '-' (stdout)")->required();
   cp->add_flag("-r,--recursive", args->recursive, "Copy a directory and everything in it");
   AddOutputFlags(cp, &args->output);
   AddRemoteOptions(cp, remote.get());

@@ -1,0 +1,36 @@
+// Downloading bucket files to the local disk or to standard output, as `cp` (and `sync`)
+// do. Each file is reconstructed by the Downloader into "<dest>.xetpart" and renamed over
+// its destination only when complete and verified, so an interrupted or failed download
+// never leaves a half-written destination file (the .xetpart resumes on the next run).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "cli/remote_options.h"
+#include "client/hub_client.h"
+#include "client/transfer_stats.h"
+#include "common/result.h"
+
+namespace xet::cli {
+
+struct DownloadJob {
+  RemoteEntry file;  // path, size and Xet hash, from a listing
+  std::string local_path;
+};
+
+// Downloads `jobs` from `bucket_id` (read CAS tokens from `conn`), creating the parent
+// directories of each destination. Checks first that the destinations' file systems have
+// room for the files (IoError with the system's "No space left on device" text otherwise:
+// see IsDiskFull). Counters go to `stats` if given (files_total is set here).
+Status DownloadToFiles(RemoteConnection& conn, const std::string& bucket_id,
+                       std::span<const DownloadJob> jobs, TransferStats* stats);
+
+// Writes the bytes of `file` to standard output, in order (counted into `stats` as one
+// file). A failed write is IoError naming
+// stdout with the system's reason (a full disk included).
+Status DownloadToStdout(RemoteConnection& conn, const std::string& bucket_id,
+                        const RemoteEntry& file, TransferStats* stats);
+
+}  // namespace xet::cli
