@@ -13,6 +13,7 @@
 #include "cli/remote_options.h"
 #include "cli/rm_command.h"
 #include "cli/serve_command.h"
+#include "cli/sync_command.h"
 
 namespace xet::cli {
 
@@ -25,7 +26,7 @@ int RunApp(int argc, char** argv) {
   app.set_version_flag("--version", "xetstore 0.1.0");
   app.require_subcommand(1);
   app.footer(
-      "Client commands (buckets, ls, cp, rm) reach the server at --endpoint\n"
+      "Client commands (buckets, ls, cp, rm, sync) reach the server at --endpoint\n"
       "($XETSTORE_ENDPOINT, $HF_ENDPOINT, http://127.0.0.1:8080) with --token\n"
       "($XETSTORE_TOKEN, $HF_TOKEN); the options go before or after the command.\n"
       "Exit codes: 0 ok, 1 failure, 2 bad usage/name/path, 3 unknown bucket or path,\n"
@@ -40,6 +41,7 @@ int RunApp(int argc, char** argv) {
   AddLsCommand(app, remote, &exit_code);
   AddCpCommand(app, remote, &exit_code);
   AddRmCommand(app, remote, &exit_code);
+  AddSyncCommand(app, remote, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

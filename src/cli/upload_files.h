@@ -24,13 +24,16 @@ struct UploadJob {
   int64_t mtime_ms = 0;     // recorded as the entry's mtime; 0 = the upload time
 };
 
-// Uploads `jobs` into `bucket_id` (write CAS tokens from `conn`) and registers them;
-// returns the uploaded files in the order of `jobs`. Counters go to `stats` if given.
+// Uploads `jobs` into `bucket_id` (write CAS tokens from `conn`) and registers them, in the
+// same batch as deleteFile operations for `delete_paths` (valid bucket paths; `sync
+// --delete`), so both land together; returns the uploaded files in the order of `jobs`.
+// Counters go to `stats` if given.
 // Errors: those of the Uploader and the Hub API as they are; a batch operation the server
 // refused is Internal naming its path and the server's reason.
 Result<std::vector<UploadedFile>> UploadToBucket(RemoteConnection& conn,
                                                  const std::string& bucket_id,
                                                  std::span<const UploadJob> jobs,
-                                                 TransferStats* stats);
+                                                 TransferStats* stats,
+                                                 std::span<const std::string> delete_paths = {});
 
 }  // namespace xet::cli

@@ -9,6 +9,7 @@
 #include <memory>
 #include <utility>
 
+#include "client/file_hasher.h"
 #include "common/bucket_path.h"
 #include "common/unique_fd.h"
 
@@ -109,6 +110,15 @@ Result<LocalTree> ListLocalTree(const std::string& root) {
     }
   }
   return tree;
+}
+
+SyncHasher MakeLocalHasher(std::string root) {
+  return [root = std::move(root)](const SyncFile& file) -> Result<Hash> {
+    XET_ASSIGN_OR_RETURN(auto source, OpenFileSource(root + "/" + file.path));
+    XET_ASSIGN_OR_RETURN(const FileDigest digest,
+                         DigestSource(*source, {.compute_sha256 = false, .on_chunk = {}}));
+    return digest.file_hash;
+  };
 }
 
 }  // namespace xet

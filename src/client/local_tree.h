@@ -37,4 +37,8 @@ Result<LocalTree> ListLocalTree(const std::string& root);
 // A stat time as unix milliseconds, rounded down; 0 for times before 1970.
 int64_t UnixMillis(const struct timespec& t);
 
+// The hasher of --checksum: the Xet file hash of "<root>/<file.path>" (client/file_hasher.h,
+// no SHA-256), read in full.
+SyncHasher MakeLocalHasher(std::string root);
+
 }  // namespace xet

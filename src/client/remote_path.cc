@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/ascii.h"
 #include "common/bucket_path.h"
 
 namespace xet {
@@ -13,25 +14,14 @@ constexpr std::string_view kBuckets = "buckets/";
 // Quotes `arg` for an error message: at most 200 bytes, control bytes shown as '?', so a
 // hostile argument cannot forge lines of output.
 std::string Quoted(std::string_view arg) {
-  std::string out = "'";
   const size_t n = std::min<size_t>(arg.size(), 200);
-  for (size_t i = 0; i < n; ++i) {
-    const auto c = static_cast<unsigned char>(arg[i]);
-    out += (c < 0x20 || c == 0x7F) ? '?' : static_cast<char>(c);
-  }
-  if (arg.size() > n) out += "...";
-  return out + "'";
+  return "'" + WithoutControlChars(arg.substr(0, n)) + (arg.size() > n ? "...'" : "'");
 }
 
 // A rule violation, as one printable line: the rule checkers quote names as given, which
 // may hold control characters.
 Status Invalid(std::string_view arg, const Status& rule) {
-  std::string msg = Quoted(arg) + ": ";
-  for (char c : rule.message()) {
-    const auto u = static_cast<unsigned char>(c);
-    msg += (u < 0x20 || u == 0x7F) ? '?' : c;
-  }
-  return Status::InvalidArgument(msg);
+  return Status::InvalidArgument(Quoted(arg) + ": " + WithoutControlChars(rule.message()));
 }
 
 }  // namespace

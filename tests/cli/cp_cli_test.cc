@@ -18,12 +18,6 @@ namespace {
 
 using testing::CliServerTest;
 
-struct Listed {
-  uint64_t size = 0;
-  std::string xet_hash;
-  int64_t mtime = 0;
-};
-
 std::string AsString(const std::vector<uint8_t>& v) { return std::string(v.begin(), v.end()); }
 
 class CpCliTest : public CliServerTest {
@@ -31,27 +25,6 @@ class CpCliTest : public CliServerTest {
   void SetUp() override {
     CliServerTest::SetUp();
     CreateBucket("team/data");
-  }
-
-  // Every file under `prefix` of `bucket`, by path, from `ls -R --json`.
-  std::map<std::string, Listed> Files(const std::string& bucket, const std::string& prefix = "") {
-    const auto r =
-        Run("ls -R --json hf://buckets/" + bucket + (prefix.empty() ? "" : "/" + prefix));
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    std::map<std::string, Listed> out;
-    std::istringstream in(r.out);
-    for (std::string line; std::getline(in, line);) {
-      const auto j = nlohmann::json::parse(line);
-      out[j["path"]] = {j["size"], j["xetHash"], j["mtime"]};
-    }
-    return out;
-  }
-
-  // The Xet hash `xetstore hash` computes for a local file (independent of the upload path).
-  static std::string HashOf(const std::string& path) {
-    const auto r = testing::RunXetstore("hash --json " + path);
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    return nlohmann::json::parse(r.out)["xet_hash"];
   }
 };
 
@@ -65,11 +38,11 @@ TEST_F(CpCliTest, UploadsAFileUnderItsPath) {
   // The summary line goes to stderr.
   EXPECT_EQ(r.err.rfind("uploaded 1 file, 293 KiB read: ", 0), 0u) << r.err;
 
-  const auto files = Files("team/data");
+  const auto files = RemoteFiles("team/data");
   ASSERT_EQ(files.size(), 1u);
-  const Listed& f = files.at("models/v1.bin");
+  const testing::ListedFile& f = files.at("models/v1.bin");
   EXPECT_EQ(f.size, data.size());
-  EXPECT_EQ(f.xet_hash, HashOf(dir + "/model.bin"));
+  EXPECT_EQ(f.xet_hash, XetHashOf(dir + "/model.bin"));
   // The entry keeps the local file's modification time.
   struct stat st {};
   ASSERT_EQ(::stat((dir + "/model.bin").c_str(), &st), 0);
@@ -82,7 +55,7 @@ TEST_F(CpCliTest, IntoADirectoryKeepsTheFileName) {
   ASSERT_EQ(Run("cp -q " + dir + "/a.txt hf://buckets/team/data").exit_code, 0);
   ASSERT_EQ(Run("cp -q " + dir + "/a.txt hf://buckets/team/data/").exit_code, 0);
   ASSERT_EQ(Run("cp -q " + dir + "/a.txt hf://buckets/team/data/sub/").exit_code, 0);
-  const auto files = Files("team/data");
+  const auto files = RemoteFiles("team/data");
   EXPECT_EQ(files.size(), 2u);
   EXPECT_TRUE(files.contains("a.txt"));
   EXPECT_TRUE(files.contains("sub/a.txt"));
@@ -102,17 +75,17 @@ TEST_F(CpCliTest, RecursiveUploadsTheDirectoryContents) {
   auto r = Run("cp " + dir + " hf://buckets/team/data/up");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("is a directory"), std::string::npos) << r.err;
-  EXPECT_TRUE(Files("team/data").empty());
+  EXPECT_TRUE(RemoteFiles("team/data").empty());
 
   r = Run("cp -r " + dir + " hf://buckets/team/data/up");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 4) << r.out;
-  const auto files = Files("team/data");
+  const auto files = RemoteFiles("team/data");
   ASSERT_EQ(files.size(), want.size());
   for (const auto& [path, data] : want) {
-    const Listed& f = files.at("up/" + path);
+    const testing::ListedFile& f = files.at("up/" + path);
     EXPECT_EQ(f.size, data.size()) << path;
-    EXPECT_EQ(f.xet_hash, HashOf(dir + "/" + path)) << path;
+    EXPECT_EQ(f.xet_hash, XetHashOf(dir + "/" + path)) << path;
   }
 }
 
@@ -122,10 +95,10 @@ TEST_F(CpCliTest, StdinUploadsUnderTheGivenPath) {
   testing::WriteLocalFile(dir + "/in.bin", data);
   auto r = Run("cp - hf://buckets/team/data/piped.bin < " + dir + "/in.bin");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto files = Files("team/data");
+  const auto files = RemoteFiles("team/data");
   ASSERT_EQ(files.size(), 1u);
   EXPECT_EQ(files.at("piped.bin").size, data.size());
-  EXPECT_EQ(files.at("piped.bin").xet_hash, HashOf(dir + "/in.bin"));
+  EXPECT_EQ(files.at("piped.bin").xet_hash, XetHashOf(dir + "/in.bin"));
   // A directory destination has no name to give stdin.
   r = Run("cp - hf://buckets/team/data/dir/ < " + dir + "/in.bin");
   EXPECT_EQ(r.exit_code, 2);
@@ -151,7 +124,7 @@ TEST_F(CpCliTest, ReuploadSendsNoNewData) {
   EXPECT_EQ(second["bytes_deduplicated"], 1'000'000);
   EXPECT_DOUBLE_EQ(second["dedup_ratio"].get<double>(), 1.0);
   EXPECT_LT(second["bytes_sent"].get<uint64_t>(), 10'000u);  // a shard, no xorb
-  const auto files = Files("team/data");
+  const auto files = RemoteFiles("team/data");
   EXPECT_EQ(files.at("a.bin").xet_hash, files.at("copy.bin").xet_hash);
 }
 
@@ -191,11 +164,11 @@ TEST_F(CpCliTest, ServerSideCopyOfAFile) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "copy: hf://buckets/team/data/src/a.bin -> hf://buckets/team/other/a.bin\n");
 
-  const std::string hash = HashOf(dir + "/a.bin");
-  auto files = Files("team/data");
+  const std::string hash = XetHashOf(dir + "/a.bin");
+  auto files = RemoteFiles("team/data");
   EXPECT_EQ(files.at("dst/b.bin").xet_hash, hash);
   EXPECT_EQ(files.at("src/a.bin").xet_hash, hash);
-  files = Files("team/other");
+  files = RemoteFiles("team/other");
   ASSERT_EQ(files.size(), 1u);
   EXPECT_EQ(files.at("a.bin").xet_hash, hash);
 }
@@ -216,7 +189,7 @@ TEST_F(CpCliTest, ServerSideCopyOfADirectory) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["server_side"], true);
-  auto files = Files("team/data", "e");
+  auto files = RemoteFiles("team/data", "e");
   EXPECT_EQ(files.size(), 2u);
   EXPECT_TRUE(files.contains("e/x.txt"));
   EXPECT_TRUE(files.contains("e/y/z.txt"));
@@ -224,12 +197,12 @@ TEST_F(CpCliTest, ServerSideCopyOfADirectory) {
   // A whole bucket into another's subdirectory, and into another's root.
   r = Run("cp -r hf://buckets/team/data hf://buckets/team/other/all");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  files = Files("team/other");
+  files = RemoteFiles("team/other");
   EXPECT_EQ(files.size(), 5u);  // top.txt, d/x.txt, d/y/z.txt, e/x.txt, e/y/z.txt
-  EXPECT_EQ(files.at("all/top.txt").xet_hash, HashOf(dir + "/top.txt"));
+  EXPECT_EQ(files.at("all/top.txt").xet_hash, XetHashOf(dir + "/top.txt"));
   r = Run("cp -r hf://buckets/team/data/d hf://buckets/team/other");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  files = Files("team/other");
+  files = RemoteFiles("team/other");
   EXPECT_TRUE(files.contains("x.txt"));
   EXPECT_TRUE(files.contains("y/z.txt"));
 }
@@ -273,7 +246,7 @@ TEST_F(CpCliTest, BadPathsAreUsageErrorsAndUnuploadableEntriesAreSkipped) {
   EXPECT_NE(r2.err.find("xetstore: warning: skipped " + dir + "/tree/fifo: not a regular file"),
             std::string::npos)
       << r2.err;
-  const auto files = Files("team/data");
+  const auto files = RemoteFiles("team/data");
   ASSERT_EQ(files.size(), 1u);
   EXPECT_TRUE(files.contains("t/ok.txt"));
 }
@@ -293,7 +266,7 @@ TEST_F(CpCliTest, ReadOnlyTokenCannotUpload) {
   // Anonymous: 401.
   r = RunAs("", "cp " + dir + "/a.txt hf://buckets/team/data/c.txt");
   EXPECT_EQ(r.exit_code, 4) << r.err;
-  EXPECT_EQ(Files("team/data").size(), 1u);
+  EXPECT_EQ(RemoteFiles("team/data").size(), 1u);
 }
 
 TEST_F(CpCliTest, InterruptedUploadAddsNothing) {
@@ -308,7 +281,7 @@ TEST_F(CpCliTest, InterruptedUploadAddsNothing) {
   EXPECT_EQ(r.err.rfind("xetstore: error: interrupted\nhint: nothing was added to the bucket", 0),
             0u)
       << r.err;
-  EXPECT_TRUE(Files("team/data").empty());
+  EXPECT_TRUE(RemoteFiles("team/data").empty());
 }
 
 }  // namespace

@@ -10,6 +10,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 namespace xet::testing {
 namespace {
@@ -137,6 +139,25 @@ CommandResult CliServerTest::RunAs(const std::string& token, const std::string& 
 void CliServerTest::CreateBucket(const std::string& id, bool is_public) {
   const auto r = Run("buckets create " + id + (is_public ? " --public" : ""));
   ASSERT_EQ(r.exit_code, 0) << r.err;
+}
+
+std::map<std::string, ListedFile> CliServerTest::RemoteFiles(const std::string& bucket,
+                                                             const std::string& prefix) {
+  const auto r = Run("ls -R --json hf://buckets/" + bucket + (prefix.empty() ? "" : "/" + prefix));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, ListedFile> out;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line);
+    out[j["path"]] = {j["size"], j["xetHash"], j["mtime"]};
+  }
+  return out;
+}
+
+std::string CliServerTest::XetHashOf(const std::string& path) {
+  const auto r = RunXetstore("hash --json " + path);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return nlohmann::json::parse(r.out)["xet_hash"];
 }
 
 std::string CliServerTest::LocalDir(const std::string& name) const { return MakeTempDir(name); }

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <sys/types.h>
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -51,6 +53,13 @@ class BackgroundXetstore {
   std::string out_path_, err_path_;
 };
 
+// A file of a bucket as `xetstore ls --json` lists it.
+struct ListedFile {
+  uint64_t size = 0;
+  std::string xet_hash;
+  int64_t mtime = 0;  // unix ms
+};
+
 // A fresh server and its admin token per test, with helpers running the client as the
 // admin, as another token or anonymously.
 class CliServerTest : public ::testing::Test {
@@ -65,6 +74,12 @@ class CliServerTest : public ::testing::Test {
 
   // Creates bucket `id` ("NS/NAME") as the admin; fails the test if that fails.
   void CreateBucket(const std::string& id, bool is_public = false);
+
+  // Every file under `prefix` of `bucket` ("NS/NAME"), by path, from `ls -R --json`.
+  std::map<std::string, ListedFile> RemoteFiles(const std::string& bucket,
+                                                const std::string& prefix = "");
+  // The Xet hash `xetstore hash` computes for a local file (independent of any upload path).
+  static std::string XetHashOf(const std::string& path);
 
   const ServerProcess& server() const { return *server_; }
   const std::string& admin_token() const { return admin_; }

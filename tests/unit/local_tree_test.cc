@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "support/temp_dir.h"
+#include "support/test_support.h"
 
 namespace xet {
 namespace {
@@ -132,6 +133,18 @@ TEST(LocalTreeTest, UnixMillisRoundsDownAndClampsBefore1970) {
   EXPECT_EQ(UnixMillis({1, 999'999'999}), 1999);
   EXPECT_EQ(UnixMillis({0, 0}), 0);
   EXPECT_EQ(UnixMillis({-1, 500'000'000}), 0);
+}
+
+TEST(LocalTreeTest, LocalHasherGivesTheXetFileHash) {
+  testing::TempDir dir;
+  const auto vector = testing::LoadConformanceJson("extra.json")["splitmix64_seed0_1000000"];
+  const auto data = testing::SplitMix64Bytes(0, 1'000'000);
+  WriteFile(dir.path() + "/sub/data.bin", std::string(data.begin(), data.end()));
+  const SyncHasher hasher = MakeLocalHasher(dir.path());
+  auto hash = hasher({"sub/data.bin", data.size(), 0, std::nullopt});
+  ASSERT_TRUE(hash.ok()) << hash.status().ToString();
+  EXPECT_EQ(hash->ToHex(), vector["file_hash"].get<std::string>());
+  EXPECT_EQ(hasher({"missing", 1, 0, std::nullopt}).status().code(), Status::Code::kNotFound);
 }
 
 }  // namespace
