@@ -117,7 +117,7 @@ TEST_F(CpDownloadCliTest, Errors) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("is a directory"), std::string::npos) << r.err;
   // A token that cannot read the bucket sees nothing there.
-  r = RunAs(testing::CreateUserToken(server(), "read", "team/other"),
+  r = RunAs(server().CreateToken("read", "team/other"),
             "cp hf://buckets/team/data/set/small.txt " + dst);
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_TRUE(std::filesystem::is_empty(dst));
