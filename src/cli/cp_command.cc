@@ -19,6 +19,7 @@
 #include "cli/upload_files.h"
 #include "client/local_tree.h"
 #include "client/remote_path.h"
+#include "common/ascii.h"
 #include "common/bucket_path.h"
 
 namespace xet::cli {
@@ -212,13 +213,17 @@ Result<std::vector<DownloadJob>> PlanDownload(HubClient& hub, const RemotePath& 
       hub.ListTree(src.BucketId(), src.path, /*recursive=*/true, [&](const RemoteEntry& e) {
         if (e.is_directory) return true;
         // Never trust a listing with where a file is written.
-        const std::string_view rel =
-            std::string_view(e.path).substr(std::min(prefix.size(), e.path.size()));
-        if (!e.path.starts_with(prefix) || !ValidateBucketPath(rel).ok()) {
-          bad = Status::Corruption("the server listed '" + e.path + "' under " + src.ToString());
+        if (!e.path.starts_with(prefix)) {
+          bad = Status::Corruption("the server listed '" + WithoutControlChars(e.path) +
+                                   "' under " + src.ToString());
           return false;
         }
-        jobs.push_back({e, (std::filesystem::path(dst) / std::string(rel)).string()});
+        auto local = LocalPathBelow(dst, std::string_view(e.path).substr(prefix.size()));
+        if (!local.ok()) {
+          bad = local.status().WithContext("download " + src.ToString());
+          return false;
+        }
+        jobs.push_back({e, std::move(*local)});
         return true;
       }));
   XET_RETURN_IF_ERROR(bad);

@@ -1,5 +1,7 @@
 #include "cli/download_files.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -52,6 +54,18 @@ Status PrepareDestinations(std::span<const DownloadJob> jobs) {
   return Status::Ok();
 }
 
+// Sets the modification time of `path` (not following a final symbolic link) to `mtime_ms`.
+Status SetMtime(const std::string& path, int64_t mtime_ms) {
+  struct timespec times[2] = {};
+  times[0].tv_nsec = UTIME_OMIT;
+  times[1].tv_sec = static_cast<time_t>(mtime_ms / 1000);
+  times[1].tv_nsec = static_cast<long>((mtime_ms % 1000) * 1'000'000);
+  if (::utimensat(AT_FDCWD, path.c_str(), times, AT_SYMLINK_NOFOLLOW) != 0) {
+    return Status::IoError("set the modification time of " + path + ": " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status DownloadToFiles(RemoteConnection& conn, const std::string& bucket_id,
@@ -65,6 +79,9 @@ Status DownloadToFiles(RemoteConnection& conn, const std::string& bucket_id,
   for (const DownloadJob& job : jobs) {
     Status st = downloader.DownloadToFile(job.file.xet_hash, job.file.size, job.local_path);
     if (!st.ok()) return st.WithContext("download " + job.file.path);
+    if (job.keep_mtime && job.file.mtime_ms > 0) {
+      XET_RETURN_IF_ERROR(SetMtime(job.local_path, job.file.mtime_ms));
+    }
   }
   return Status::Ok();
 }
@@ -99,6 +116,23 @@ Status DownloadToStdout(RemoteConnection& conn, const std::string& bucket_id,
     XET_RETURN_IF_ERROR(st.WithContext("download " + file.path));
   }
   if (stats) stats->files_done += 1;
+  return Status::Ok();
+}
+
+Status DeleteLocalFiles(std::span<const std::string> paths) {
+  for (const std::string& path : paths) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) {
+      if (errno == ENOENT) continue;
+      return Status::IoError("delete " + path + ": " + std::strerror(errno));
+    }
+    if (S_ISDIR(st.st_mode)) {
+      return Status::InvalidArgument("delete " + path + ": is a directory, not a file");
+    }
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+      return Status::IoError("delete " + path + ": " + std::strerror(errno));
+    }
+  }
   return Status::Ok();
 }
 

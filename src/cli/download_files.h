@@ -16,14 +16,18 @@
 namespace xet::cli {
 
 struct DownloadJob {
-  RemoteEntry file;  // path, size and Xet hash, from a listing
+  RemoteEntry file;  // path, size and Xet hash, from a listing (mtime_ms too for keep_mtime)
   std::string local_path;
+  // Set the downloaded file's modification time to file.mtime_ms (when known), as sync
+  // does so that the next sync finds the file unchanged.
+  bool keep_mtime = false;
 };
 
 // Downloads `jobs` from `bucket_id` (read CAS tokens from `conn`), creating the parent
 // directories of each destination. Checks first that the destinations' file systems have
 // room for the files (IoError with the system's "No space left on device" text otherwise:
 // see IsDiskFull). Counters go to `stats` if given (files_total is set here).
+// Stops at the first failure; files downloaded before it stay in place.
 Status DownloadToFiles(RemoteConnection& conn, const std::string& bucket_id,
                        std::span<const DownloadJob> jobs, TransferStats* stats);
 
@@ -32,5 +36,9 @@ Status DownloadToFiles(RemoteConnection& conn, const std::string& bucket_id,
 // stdout with the system's reason (a full disk included).
 Status DownloadToStdout(RemoteConnection& conn, const std::string& bucket_id,
                         const RemoteEntry& file, TransferStats* stats);
+
+// Removes the local files `paths` (from LocalPathBelow), as sync --delete does; a file
+// already gone is fine. Refuses (InvalidArgument) to remove a directory.
+Status DeleteLocalFiles(std::span<const std::string> paths);
 
 }  // namespace xet::cli

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "cli/download_files.h"
 #include "cli/interrupt.h"
 #include "cli/output.h"
 #include "cli/progress.h"
@@ -14,6 +15,7 @@
 #include "cli/transfer_paths.h"
 #include "cli/upload_files.h"
 #include "client/local_tree.h"
+#include "client/part_file.h"
 #include "client/path_filter.h"
 #include "client/remote_path.h"
 #include "client/remote_tree.h"
@@ -65,9 +67,15 @@ std::string CanonicalLocal(const std::string& dir) {
 Result<SyncEnds> ResolveEnds(const SyncArgs& args) {
   const bool src_remote = IsRemotePath(args.src);
   const bool dst_remote = IsRemotePath(args.dst);
-  if (src_remote == dst_remote) {
+  if (src_remote && dst_remote) {
     return Status::InvalidArgument(
-        "sync needs one local directory and one hf://buckets/NAMESPACE/BUCKET[/PATH]");
+        "sync between two buckets is not supported: copy on the server with xetstore cp -r " +
+        args.src + " " + args.dst);
+  }
+  if (!src_remote && !dst_remote) {
+    return Status::InvalidArgument(
+        "neither side is hf://buckets/NAMESPACE/BUCKET[/PATH]: sync copies between a local "
+        "directory and a bucket (use rsync or cp -r for two local directories)");
   }
   SyncEnds ends;
   ends.direction = src_remote ? SyncDirection::kDownload : SyncDirection::kUpload;
@@ -125,6 +133,10 @@ Result<std::vector<SyncFile>> ListLocalSide(const SyncEnds& ends, bool quiet) {
   std::vector<SyncFile> files;
   files.reserve(tree->files.size());
   for (SyncFile& f : tree->files) {
+    // A download's own partial files are neither compared nor deleted.
+    if (ends.direction == SyncDirection::kDownload && PartFile::IsPartOrSidecarPath(f.path)) {
+      continue;
+    }
     if (ends.direction == SyncDirection::kUpload && !ends.remote.path.empty()) {
       if (Status st = ValidateBucketPath(JoinBucketPath(ends.remote.path, f.path)); !st.ok()) {
         skipped.push_back(f.path + ": in the bucket, " + st.message());
@@ -297,8 +309,36 @@ Status RunUploads(RemoteConnection& conn, const SyncPlan& plan, const SyncEnds& 
   return UploadToBucket(conn, ends.remote.BucketId(), jobs, stats, deletes).status();
 }
 
-Status RunDownloads(RemoteConnection&, const SyncPlan&, const SyncEnds&, TransferStats*) {
-  return Status::Unimplemented("downloading (bucket -> local) is not available in this build yet");
+// Downloads first, then deletes (a failed download deletes nothing). Every path, whether
+// listed by the server or read from a plan file, is checked to stay below the local root.
+Status RunDownloads(RemoteConnection& conn, const SyncPlan& plan, const SyncEnds& ends,
+                    TransferStats* stats) {
+  std::vector<DownloadJob> jobs;
+  std::vector<std::string> deletes;
+  for (const SyncOp& op : plan.ops) {
+    XET_ASSIGN_OR_RETURN(std::string local, LocalPathBelow(ends.local, op.path));
+    if (op.kind == SyncOpKind::kDelete) {
+      deletes.push_back(std::move(local));
+      continue;
+    }
+    if (op.kind != SyncOpKind::kDownload || !op.xet_hash) {
+      return Status::InvalidArgument("a download plan cannot " +
+                                     std::string(SyncOpKindName(op.kind)) + " " +
+                                     WithoutControlChars(op.path));
+    }
+    DownloadJob job;
+    job.file.path = JoinBucketPath(ends.remote.path, op.path);
+    job.file.size = op.size;
+    job.file.mtime_ms = op.mtime_ms;
+    job.file.xet_hash = *op.xet_hash;
+    job.local_path = std::move(local);
+    job.keep_mtime = true;
+    jobs.push_back(std::move(job));
+  }
+  if (!jobs.empty()) {
+    XET_RETURN_IF_ERROR(DownloadToFiles(conn, ends.remote.BucketId(), jobs, stats));
+  }
+  return DeleteLocalFiles(deletes);
 }
 
 // Carries out `plan`, then prints the operations and the summary.
@@ -334,7 +374,7 @@ int Execute(RemoteConnection& conn, TransferStats& stats, const SyncPlan& plan,
 int RunSync(const RemoteOptions& remote, const SyncArgs& args, const CLI::App& cmd) {
   auto ends = ResolveEnds(args);
   if (!ends.ok()) {
-    PrintError(ends.status().message(), "see xetstore sync --help");
+    PrintError(ends.status().message());
     return kExitUsage;
   }
   auto filter = FilterFromCommandLine(cmd, args);
@@ -380,8 +420,10 @@ void AddSyncCommand(CLI::App& app, const std::shared_ptr<RemoteOptions>& remote,
       "A file is transferred when it is missing at DST or its size or modification time\n"
       "differs (--checksum: its Xet hash differs); sync records the source's mtime at DST, so\n"
       "the next sync of unchanged files transfers nothing. Files only at DST are kept unless\n"
-      "--delete. Filters apply in order and a later one wins, matched against the path below\n"
-      "SRC ('*' also matches '/'): --exclude '*' --include '*.csv' syncs only CSV files.\n"
+      "--delete. A download is written to <file>.xetpart, verified, then renamed into place;\n"
+      "nothing is written or deleted outside DIR or through a link to a directory in it.\n"
+      "Filters apply in order and a later one wins, matched against the path below SRC\n"
+      "('*' also matches '/'): --exclude '*' --include '*.csv' syncs only CSV files.\n"
       "--plan FILE writes the operations as JSON lines instead of running them; --apply FILE\n"
       "runs exactly those operations later (same SRC and DST).");
   sync->add_option("src", args->src, "Local directory or hf:// path")->required();

@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "client/local_tree.h"
+#include "common/ascii.h"
 #include "common/bucket_path.h"
 
 namespace xet::cli {
@@ -63,6 +64,26 @@ std::string LocalFileTarget(const std::string& dst, std::string_view source_name
     return (fs::path(dst) / std::string(source_name)).string();
   }
   return dst;
+}
+
+Result<std::string> LocalPathBelow(const std::string& root, std::string_view rel) {
+  if (Status st = ValidateBucketPath(rel); !st.ok()) {
+    return Status::Corruption("refusing '" + WithoutControlChars(rel) + "' as a path below " +
+                              root + ": " + st.message());
+  }
+  const fs::path base = root.empty() ? fs::path(".") : fs::path(root);
+  fs::path dir = base;
+  for (size_t start = 0, slash = rel.find('/'); slash != std::string_view::npos;
+       start = slash + 1, slash = rel.find('/', start)) {
+    dir /= std::string(rel.substr(start, slash - start));
+    struct stat st {};
+    if (::lstat(dir.c_str(), &st) != 0) break;  // missing: created as a directory later
+    if (S_ISLNK(st.st_mode)) {
+      return Status::InvalidArgument(dir.string() +
+                                     " is a symbolic link; refusing to write or delete through it");
+    }
+  }
+  return (base / std::string(rel)).string();
 }
 
 }  // namespace xet::cli

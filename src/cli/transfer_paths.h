@@ -38,4 +38,11 @@ Result<LocalFileInfo> StatLocalFile(const std::string& path);
 // it is an existing directory or ends in '/', else `dst` itself.
 std::string LocalFileTarget(const std::string& dst, std::string_view source_name);
 
+// The local path of `rel`, a path below `root` named by a bucket listing or a plan file.
+// Such names are untrusted, so that nothing is ever written or deleted outside `root`:
+// Corruption unless `rel` is a valid bucket path (common/bucket_path.h: relative, no "."
+// or ".." segment, no empty segment), and InvalidArgument when a directory on the way
+// below `root` is a symbolic link. `root` itself may be a link (the user named it).
+Result<std::string> LocalPathBelow(const std::string& root, std::string_view rel);
+
 }  // namespace xet::cli

@@ -15,6 +15,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.h"
@@ -38,6 +39,10 @@ class PartFile {
  public:
   static std::string PartPath(const std::string& dest) { return dest + ".xetpart"; }
   static std::string SidecarPath(const std::string& dest) { return dest + ".xetpart.json"; }
+  // Whether `path` names a partial file or a sidecar (by its suffix).
+  static bool IsPartOrSidecarPath(std::string_view path) {
+    return path.ends_with(".xetpart") || path.ends_with(".xetpart.json");
+  }
 
   // Opens the partial file of `dest`. Resumes when a sidecar for the same file hash, size
   // and block size exists and the partial file has `size` bytes; otherwise starts afresh

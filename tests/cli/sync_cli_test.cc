@@ -362,7 +362,7 @@ TEST_F(SyncCliTest, UsageAndRemoteErrors) {
   WriteLocalFile(dir_ + "/a.txt", "a");
   auto r = Run("sync " + dir_ + " " + dir_ + "-copy");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("sync needs one local directory and one hf://"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("neither side is hf://buckets/"), std::string::npos) << r.err;
   r = Run("sync " + dir_ + "/missing hf://buckets/team/data");
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.err.find("no such directory"), std::string::npos) << r.err;

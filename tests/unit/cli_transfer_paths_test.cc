@@ -69,5 +69,25 @@ TEST(CliTransferPaths, LocalFileTarget) {
   EXPECT_EQ(LocalFileTarget(dir.path() + "/x.bin", "a.bin"), dir.path() + "/x.bin");
 }
 
+TEST(CliTransferPaths, LocalPathBelowRefusesPathsLeavingTheRoot) {
+  testing::TempDir dir;
+  const std::string root = dir.path();
+  EXPECT_EQ(*LocalPathBelow(root, "a/b.txt"), root + "/a/b.txt");
+  EXPECT_EQ(*LocalPathBelow(root, "not/yet/there.txt"), root + "/not/yet/there.txt");
+  for (const char* bad : {"../x", "a/../../x", "/etc/passwd", "a//b", "./a", "", "a/", "a\\b"}) {
+    EXPECT_EQ(LocalPathBelow(root, bad).status().code(), Status::Code::kCorruption) << bad;
+  }
+  // A directory on the way that is a symbolic link is not written through.
+  std::filesystem::create_directory(root + "/real");
+  std::filesystem::create_directory_symlink("/tmp", root + "/link");
+  EXPECT_TRUE(LocalPathBelow(root, "real/x").ok());
+  EXPECT_EQ(LocalPathBelow(root, "link/x").status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(LocalPathBelow(root, "real/../link/x").status().code(), Status::Code::kCorruption);
+  // A final component that is a link is fine: downloads rename over it, deletes unlink it.
+  EXPECT_TRUE(LocalPathBelow(root, "link").ok());
+  // The root itself may be a link.
+  EXPECT_EQ(*LocalPathBelow(root + "/link", "x"), root + "/link/x");
+}
+
 }  // namespace
 }  // namespace xet::cli
