@@ -13,6 +13,7 @@
 
 #include "cli/output.h"
 #include "client/downloader.h"
+#include "client/file_hasher.h"
 
 namespace xet::cli {
 namespace {
@@ -98,8 +99,12 @@ Status DownloadToStdout(RemoteConnection& conn, const std::string& bucket_id,
     options.stats = stats;
     Downloader downloader(cas->client(), options);
     Status write_error;
+    // The streaming path checks no file hash of its own: hash what goes out, so that a
+    // corrupted download at least fails the command.
+    ChunkHashStream written;
     Status st =
         downloader.DownloadRange(file.xet_hash, 0, file.size - 1, [&](std::string_view bytes) {
+          written.Consume({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
           while (!bytes.empty()) {
             const ssize_t n = ::write(STDOUT_FILENO, bytes.data(), bytes.size());
             if (n < 0 && errno == EINTR) continue;
@@ -114,6 +119,11 @@ Status DownloadToStdout(RemoteConnection& conn, const std::string& bucket_id,
         });
     if (!write_error.ok()) return write_error;
     XET_RETURN_IF_ERROR(st.WithContext("download " + file.path));
+    if (const Hash got = FileHash(written.Finish()); got != file.xet_hash) {
+      return Status::Corruption("download " + file.path + ": the bytes written to stdout hash to " +
+                                got.ToHex() + ", expected " + file.xet_hash.ToHex() +
+                                "; discard the output");
+    }
   }
   if (stats) stats->files_done += 1;
   return Status::Ok();

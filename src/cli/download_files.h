@@ -32,8 +32,9 @@ Status DownloadToFiles(RemoteConnection& conn, const std::string& bucket_id,
                        std::span<const DownloadJob> jobs, TransferStats* stats);
 
 // Writes the bytes of `file` to standard output, in order (counted into `stats` as one
-// file). A failed write is IoError naming
-// stdout with the system's reason (a full disk included).
+// file). A failed write is IoError naming stdout with the system's reason (a full disk
+// included). The Xet hash of the bytes written is checked at the end: Corruption when it
+// differs (the bytes are out by then; the caller's exit status is what tells).
 Status DownloadToStdout(RemoteConnection& conn, const std::string& bucket_id,
                         const RemoteEntry& file, TransferStats* stats);
 

@@ -68,6 +68,12 @@ int ReportRemoteFailure(const Status& status, std::string_view endpoint) {
       hint = "is `xetstore serve` running at " + std::string(endpoint) +
              "? set --endpoint or XETSTORE_ENDPOINT";
       break;
+    case Code::kCorruption:
+      hint =
+          "the stored data or the transfer is damaged; nothing was put in place (a .xetpart "
+          "may remain). Run the command again; if it fails the same way, the server's copy is "
+          "damaged";
+      break;
     case Code::kIoError:
       if (IsDiskFull(status)) hint = "free some disk space and run the command again";
       break;
@@ -78,6 +84,8 @@ int ReportRemoteFailure(const Status& status, std::string_view endpoint) {
     PrintError("interrupted");
   } else if (IsDiskFull(status)) {
     PrintError("disk full: " + status.message(), hint);
+  } else if (status.code() == Code::kCorruption) {
+    PrintError("corrupted data: " + status.message(), hint);
   } else {
     PrintError(status.message().empty() ? status.ToString() : status.message(), hint);
   }

@@ -4,8 +4,6 @@
 #include <thread>
 
 #include "common/bounded_queue.h"
-#include "format/chunker.h"
-#include "format/keyed_hash.h"
 
 namespace xet {
 namespace {
@@ -15,43 +13,33 @@ struct Block {
   size_t size = 0;
 };
 
-// Chunks and hashes a stream of blocks; chunks may span blocks.
-class ChunkStage {
- public:
-  explicit ChunkStage(const FileHashOptions& options) : options_(options) {}
-
-  void Consume(std::span<const uint8_t> data) {
-    while (!data.empty()) {
-      const size_t n = chunker_.NextBoundary(data);
-      const size_t take = n == 0 ? data.size() : n;
-      hasher_.Update(data.first(take));
-      open_size_ += take;
-      if (n != 0) EmitChunk();
-      data = data.subspan(take);
-    }
-  }
-
-  std::vector<ChunkInfo> Finish() {
-    if (chunker_.Finish() > 0) EmitChunk();
-    return std::move(chunks_);
-  }
-
- private:
-  void EmitChunk() {
-    chunks_.push_back({hasher_.Finalize(), open_size_});
-    if (options_.on_chunk) options_.on_chunk(chunks_.back());
-    hasher_ = KeyedHasher(keys::kDataKey);
-    open_size_ = 0;
-  }
-
-  const FileHashOptions& options_;
-  Chunker chunker_;
-  KeyedHasher hasher_{keys::kDataKey};
-  uint64_t open_size_ = 0;
-  std::vector<ChunkInfo> chunks_;
-};
-
 }  // namespace
+
+ChunkHashStream::ChunkHashStream(std::function<void(const ChunkInfo&)> on_chunk)
+    : on_chunk_(std::move(on_chunk)) {}
+
+void ChunkHashStream::Consume(std::span<const uint8_t> data) {
+  while (!data.empty()) {
+    const size_t n = chunker_.NextBoundary(data);
+    const size_t take = n == 0 ? data.size() : n;
+    hasher_.Update(data.first(take));
+    open_size_ += take;
+    if (n != 0) EmitChunk();
+    data = data.subspan(take);
+  }
+}
+
+std::vector<ChunkInfo> ChunkHashStream::Finish() {
+  if (chunker_.Finish() > 0) EmitChunk();
+  return std::move(chunks_);
+}
+
+void ChunkHashStream::EmitChunk() {
+  chunks_.push_back({hasher_.Finalize(), open_size_});
+  if (on_chunk_) on_chunk_(chunks_.back());
+  hasher_ = KeyedHasher(keys::kDataKey);
+  open_size_ = 0;
+}
 
 Result<FileDigest> DigestSource(ByteSource& source, const FileHashOptions& options) {
   BoundedQueue<Block> free_blocks(kDigestBuffers), full_blocks(kDigestBuffers);
@@ -59,7 +47,7 @@ Result<FileDigest> DigestSource(ByteSource& source, const FileHashOptions& optio
     free_blocks.Push(Block{std::make_unique<uint8_t[]>(kDigestBlockSize), 0});
   }
 
-  ChunkStage chunk_stage(options);
+  ChunkHashStream chunk_stage(options.on_chunk);
   std::thread worker([&] {
     while (auto block = full_blocks.Pop()) {
       chunk_stage.Consume({block->data.get(), block->size});

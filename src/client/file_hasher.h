@@ -10,10 +10,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <vector>
 
 #include "common/byte_source.h"
 #include "common/result.h"
+#include "format/chunker.h"
+#include "format/keyed_hash.h"
 #include "format/merkle.h"
 #include "format/sha256.h"
 
@@ -30,6 +33,29 @@ struct FileHashOptions {
   bool compute_sha256 = true;
   // Called from the worker thread with each chunk as soon as it is hashed, in order.
   std::function<void(const ChunkInfo&)> on_chunk;
+};
+
+// Chunks and hashes a stream handed over in pieces of any size (chunks may span pieces),
+// on the caller's thread. DigestSource runs one on its worker; a download streamed to
+// standard output checks the file hash of what it wrote with one.
+class ChunkHashStream {
+ public:
+  // `on_chunk`, if set, is called with each chunk as soon as it is hashed, in order.
+  explicit ChunkHashStream(std::function<void(const ChunkInfo&)> on_chunk = {});
+
+  void Consume(std::span<const uint8_t> data);
+  // Ends the stream: the hash and length of every chunk (FileHash of them is the Xet file
+  // hash). The object is then spent.
+  std::vector<ChunkInfo> Finish();
+
+ private:
+  void EmitChunk();
+
+  std::function<void(const ChunkInfo&)> on_chunk_;
+  Chunker chunker_;
+  KeyedHasher hasher_{keys::kDataKey};
+  uint64_t open_size_ = 0;
+  std::vector<ChunkInfo> chunks_;
 };
 
 inline constexpr size_t kDigestBlockSize = 4 << 20;

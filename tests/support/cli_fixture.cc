@@ -130,6 +130,13 @@ void CliServerTest::SetUp() {
   ASSERT_FALSE(admin_.empty());
 }
 
+void CliServerTest::RestartServer() {
+  const std::string data_dir = server_->data_dir();
+  server_->Kill();
+  server_.reset();
+  server_ = std::make_unique<ServerProcess>(data_dir);
+}
+
 CommandResult CliServerTest::RunAs(const std::string& token, const std::string& args) {
   std::string env = "XETSTORE_ENDPOINT=" + server_->url();
   if (!token.empty()) env += " XETSTORE_TOKEN=" + token;

@@ -81,6 +81,12 @@ class CliServerTest : public ::testing::Test {
   // The Xet hash `xetstore hash` computes for a local file (independent of any upload path).
   static std::string XetHashOf(const std::string& path);
 
+  // SIGKILLs the server, as a crash would.
+  void KillServer() { server_->Kill(); }
+  // Starts the server again on the same data directory (on a new port, which Run,
+  // RunAs and url() follow); the admin token stays the same.
+  void RestartServer();
+
   const ServerProcess& server() const { return *server_; }
   const std::string& admin_token() const { return admin_; }
   const std::string& url() const { return server_->url(); }
