@@ -12,6 +12,7 @@
 #include "cli/output.h"
 #include "cli/progress.h"
 #include "cli/remote_failure.h"
+#include "cli/remote_lookup.h"
 #include "cli/transfer_paths.h"
 #include "cli/upload_files.h"
 #include "client/local_tree.h"
@@ -160,6 +161,11 @@ Result<SyncPlan> MakePlan(HubClient& hub, const SyncEnds& ends, const SyncArgs& 
   XET_ASSIGN_OR_RETURN(std::vector<SyncFile> local, ListLocalSide(ends, args.output.quiet));
   XET_ASSIGN_OR_RETURN(std::vector<SyncFile> remote,
                        ListRemoteTree(hub, ends.remote.BucketId(), ends.remote.path));
+  // A mistyped source would otherwise look like an empty directory, and --delete would empty
+  // the local side. (A bucket's root is a directory even when empty.)
+  if (ends.direction == SyncDirection::kDownload && remote.empty() && !ends.remote.path.empty()) {
+    return NoSuchRemotePath(ends.remote);
+  }
 
   SyncOptions options;
   options.direction = ends.direction;

@@ -224,6 +224,23 @@ TEST_F(SyncDownloadCliTest, NeverWritesThroughASymlinkedDirectory) {
   EXPECT_TRUE(std::filesystem::is_empty(outside));
 }
 
+// A source path with nothing under it is an error, not an empty directory: a typo with
+// --delete must not empty the destination.
+TEST_F(SyncDownloadCliTest, MissingSourceIsAnErrorAndDeletesNothing) {
+  Upload({{"a.txt", "a"}});
+  WriteLocalFile(dst_ + "/mine.txt", "keep me");
+  const auto r = Run("sync --delete hf://buckets/team/data/typo " + dst_);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(r.err.find("xetstore: error: hf://buckets/team/data/typo: no such file or directory"),
+            0u)
+      << r.err;
+  EXPECT_EQ(LocalFiles(dst_), (std::map<std::string, std::string>{{"mine.txt", "keep me"}}));
+  // The bucket's root is a directory even when nothing is below the synced prefix.
+  CreateBucket("team/empty");
+  const auto j = SyncJson("hf://buckets/team/empty " + LocalDir("e"));
+  EXPECT_EQ(j["transfers"], 0);
+}
+
 TEST_F(SyncDownloadCliTest, RemoteToRemoteAndLocalToLocalAreRefused) {
   auto r = Run("sync " + remote_ + " hf://buckets/team/data/other");
   EXPECT_EQ(r.exit_code, 2);
