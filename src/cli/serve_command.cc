@@ -1,6 +1,5 @@
 #include "cli/serve_command.h"
 
-#include <malloc.h>
 #include <sys/stat.h>
 
 #include <cstdio>
@@ -110,17 +109,8 @@ Result<ServerOptions> ServerOptionsFrom(const NodeConfig& config) {
   return o;
 }
 
-// Reconstruction answers of large files are tens of MB, built and freed per request. By
-// default glibc serves such blocks with fresh mmap()s, so every request pays a page fault
-// per 4 KiB of its answer; keeping them in the heap lets the next request reuse the pages.
-void TuneAllocatorForLargeResponses() {
-  mallopt(M_MMAP_THRESHOLD, 256 << 20);
-  mallopt(M_TRIM_THRESHOLD, 512 << 20);
-}
-
 int RunServe(const NodeConfig& config) {
   ShutdownSignals signals;  // before any thread starts
-  TuneAllocatorForLargeResponses();
   auto node = OpenNode(config, true);
   if (!node.ok()) return ReportFailure(node.status());
   TokenService tokens(*node->index, AsBytes(node->secret));

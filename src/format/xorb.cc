@@ -225,6 +225,9 @@ Status XorbBuilder::Add(std::span<const uint8_t> chunk, const Hash& chunk_hash) 
                                      " chunks, " + std::to_string(bytes_.size()) + " bytes");
   }
   const uint64_t unpacked_end = raw_size() + chunk.size();
+  // One allocation per xorb instead of a doubling series (each step a fresh, faulted-in
+  // block and a copy of everything so far).
+  if (bytes_.capacity() == 0) bytes_.reserve(kXorbMaxSize);
   // Compress into a scratch buffer sized once (no zero-fill per chunk), then append.
   if (payload_.size() < ChunkCodec::MaxCompressedSize(chunk.size())) {
     payload_.resize(ChunkCodec::MaxCompressedSize(kXorbMaxChunkSize));
