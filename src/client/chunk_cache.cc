@@ -351,9 +351,10 @@ void ChunkCache::Erase(const Hash& xorb, uint32_t chunk_start, uint32_t chunk_en
 void ChunkCache::EraseLocked(const Key& k) {
   auto it = slots_.find(k);
   if (it == slots_.end()) return;
+  // `k` may be the erased slot's own key (EvictLocked passes it): use it before the erase.
+  ::unlink(PathOf(k).c_str());
   total_ -= it->second.bytes;
   slots_.erase(it);
-  ::unlink(PathOf(k).c_str());
 }
 
 void ChunkCache::EvictLocked() {

@@ -139,7 +139,13 @@ TEST_F(CpDownloadCliTest, InterruptedDownloadLeavesNoHalfWrittenFile) {
   const std::string dst = LocalDir("dl-int") + "/big.bin";
   testing::BackgroundXetstore cp(
       {"cp", "hf://buckets/team/data/big.bin", dst, "--endpoint", url(), "--token", admin_token()});
-  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  // Interrupt once the download is under way (its .xetpart exists, so the interrupt handler
+  // is installed; a fixed delay raced with a slow start, e.g. under ASan), or once it is done.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!std::filesystem::exists(dst + ".xetpart") && !std::filesystem::exists(dst) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
   cp.Signal(SIGINT);
   const auto r = cp.Wait();
   if (r.exit_code == 0) {
