@@ -251,6 +251,9 @@ Status XorbBuilder::Add(std::span<const uint8_t> chunk, const Hash& chunk_hash) 
 SerializedXorb XorbBuilder::Finish() {
   SerializedXorb out;
   out.hash = XorbHash(table_.chunks);
+  // Give back the unused part of the 64 MiB reservation (a small xorb would otherwise carry
+  // it; many of them exhaust the address space the kernel lets a process commit).
+  if (bytes_.capacity() > 2 * bytes_.size()) bytes_.shrink_to_fit();
   out.bytes = std::move(bytes_);
   out.table = std::move(table_);
   bytes_.clear();
