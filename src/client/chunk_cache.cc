@@ -203,42 +203,12 @@ Status ChunkCache::Reader::ReadRecords(
 }
 
 bool ChunkCache::GetInto(const Hash& xorb, uint32_t chunk_start, uint32_t chunk_end, Entry& out) {
-  const Key key{xorb, chunk_start, chunk_end};
-  {
-    std::lock_guard lock(mu_);
-    auto it = slots_.find(key);
-    if (it == slots_.end()) return false;
-    it->second.last_access = NowNs();
-  }
-  const std::string path = PathOf(key);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    Erase(xorb, chunk_start, chunk_end);
-    return false;
-  }
-  struct stat st {};
-  uint8_t header[kHeaderSize];
-  bool ok = ::fstat(fd, &st) == 0 && st.st_size >= static_cast<off_t>(kHeaderSize) &&
-            ReadFully(fd, header, 0) && std::memcmp(header, kMagic, 8) == 0;
-  const uint32_t count = ok ? GetU32(header + 8) : 0;
-  const uint64_t rec_len = ok ? GetU64(header + 16) : 0;
-  const uint64_t table = uint64_t{count} * kChunkEntrySize;
-  ok = ok && count == chunk_end - chunk_start &&
-       static_cast<uint64_t>(st.st_size) == kHeaderSize + table + rec_len;
-  if (ok) {
-    std::vector<uint8_t> entries(table);
-    ok = ReadFully(fd, entries, kHeaderSize);
-    out.chunks.resize(count);
-    for (uint32_t i = 0; ok && i < count; ++i) {
-      const uint8_t* p = entries.data() + size_t{i} * kChunkEntrySize;
-      out.chunks[i] = {Hash::FromBytes(p), GetU64(p + 32)};
-    }
-    out.records.resize(rec_len);
-    ok = ok && ReadFully(fd, out.records, kHeaderSize + table);
-    // Access time for LRU across runs (the file's mtime; best effort).
-    if (ok) ::futimens(fd, nullptr);
-  }
-  ::close(fd);
+  std::unique_ptr<Reader> reader = OpenEntry(xorb, chunk_start, chunk_end);
+  if (reader == nullptr) return false;
+  out.chunks = std::move(reader->chunks_);
+  out.records.resize(reader->records_bytes_);
+  const bool ok = ReadFully(reader->fd_, out.records, reader->offset_);
+  reader.reset();  // closes the file before a failed entry is removed
   if (!ok) Erase(xorb, chunk_start, chunk_end);
   return ok;
 }
