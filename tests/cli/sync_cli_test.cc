@@ -23,17 +23,6 @@ namespace {
 using testing::CliServerTest;
 using testing::WriteLocalFile;
 
-std::string Random(size_t n, uint64_t seed) {
-  const auto v = testing::RandomBytes(n, seed);
-  return std::string(v.begin(), v.end());
-}
-
-int64_t MtimeMs(const std::string& path) {
-  struct stat st {};
-  EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
-  return int64_t{st.st_mtim.tv_sec} * 1000 + st.st_mtim.tv_nsec / 1'000'000;
-}
-
 // Sets a file's mtime to `ms` unix milliseconds.
 void SetMtimeMs(const std::string& path, int64_t ms) {
   const struct timespec t = {static_cast<time_t>(ms / 1000),
@@ -72,7 +61,7 @@ TEST_F(SyncCliTest, FirstSyncUploadsAllThenNothingThenOnlyTheModifiedFiles) {
   constexpr size_t kSize = 20'000;
   for (size_t i = 0; i < kFiles; ++i) {
     WriteLocalFile(dir_ + "/d" + std::to_string(i % 7) + "/f" + std::to_string(i) + ".bin",
-                   Random(kSize, i));
+                   testing::RandomString(kSize, i));
   }
   const std::string dst = "hf://buckets/team/data/mirror";
 
@@ -89,7 +78,8 @@ TEST_F(SyncCliTest, FirstSyncUploadsAllThenNothingThenOnlyTheModifiedFiles) {
     const auto& f = files.at("mirror/" + rel);
     EXPECT_EQ(f.size, kSize);
     EXPECT_EQ(f.xet_hash, XetHashOf(dir_ + "/" + rel)) << rel;
-    EXPECT_EQ(f.mtime, MtimeMs(dir_ + "/" + rel)) << rel;  // the local mtime, recorded
+    EXPECT_EQ(f.mtime, testing::LocalMtimeMs(dir_ + "/" + rel))
+        << rel;  // the local mtime, recorded
   }
 
   // Nothing changed: nothing is read or sent.
@@ -104,7 +94,7 @@ TEST_F(SyncCliTest, FirstSyncUploadsAllThenNothingThenOnlyTheModifiedFiles) {
   std::set<std::string> modified;
   for (size_t i = 0; i < kFiles; i += 5) {
     const std::string rel = "d" + std::to_string(i % 7) + "/f" + std::to_string(i) + ".bin";
-    WriteLocalFile(dir_ + "/" + rel, Random(kSize, 1000 + i));
+    WriteLocalFile(dir_ + "/" + rel, testing::RandomString(kSize, 1000 + i));
     SetMtimeMs(dir_ + "/" + rel, 1'800'000'000'000 + static_cast<int64_t>(i));
     modified.insert("mirror/" + rel);
   }
@@ -315,15 +305,15 @@ TEST_F(SyncCliTest, HostilePlansAreRefusedBeforeAnythingRuns) {
 }
 
 TEST_F(SyncCliTest, ChecksumModeComparesContentNotTimes) {
-  WriteLocalFile(dir_ + "/touched.bin", Random(5000, 1));
-  WriteLocalFile(dir_ + "/sneaky.bin", Random(5000, 2));
+  WriteLocalFile(dir_ + "/touched.bin", testing::RandomString(5000, 1));
+  WriteLocalFile(dir_ + "/sneaky.bin", testing::RandomString(5000, 2));
   ASSERT_EQ(SyncJson(dir_ + " hf://buckets/team/data")["transfers"], 2);
 
   // Same bytes, new mtime: the default compares times and re-sends it; --checksum does not.
   SetMtimeMs(dir_ + "/touched.bin", 1'900'000'000'000);
   // New bytes of the same size with the old mtime: only --checksum notices.
-  const int64_t old_mtime = MtimeMs(dir_ + "/sneaky.bin");
-  WriteLocalFile(dir_ + "/sneaky.bin", Random(5000, 3));
+  const int64_t old_mtime = testing::LocalMtimeMs(dir_ + "/sneaky.bin");
+  WriteLocalFile(dir_ + "/sneaky.bin", testing::RandomString(5000, 3));
   SetMtimeMs(dir_ + "/sneaky.bin", old_mtime);
 
   auto r = Run("sync -n --json " + dir_ + " hf://buckets/team/data");

@@ -24,17 +24,6 @@ using testing::CliServerTest;
 using testing::ReadLocalFile;
 using testing::WriteLocalFile;
 
-std::string Random(size_t n, uint64_t seed) {
-  const auto v = testing::RandomBytes(n, seed);
-  return std::string(v.begin(), v.end());
-}
-
-int64_t MtimeMs(const std::string& path) {
-  struct stat st {};
-  EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
-  return int64_t{st.st_mtim.tv_sec} * 1000 + st.st_mtim.tv_nsec / 1'000'000;
-}
-
 // Every entry under `dir` that is not a directory, relative path -> content.
 std::map<std::string, std::string> LocalFiles(const std::string& dir) {
   std::map<std::string, std::string> out;
@@ -81,8 +70,8 @@ TEST_F(SyncDownloadCliTest, FirstSyncDownloadsAllThenNothingThenTheChangedFile) 
   std::map<std::string, std::string> files = {
       {"a.txt", "alpha"},
       {"empty", ""},
-      {"d/big.bin", Random(2'500'000, 1)},
-      {"d/e/deep.bin", Random(50'000, 2)},
+      {"d/big.bin", testing::RandomString(2'500'000, 1)},
+      {"d/e/deep.bin", testing::RandomString(50'000, 2)},
   };
   Upload(files);
 
@@ -95,7 +84,7 @@ TEST_F(SyncDownloadCliTest, FirstSyncDownloadsAllThenNothingThenTheChangedFile) 
   EXPECT_EQ(LocalFiles(dst_), files);  // byte-exact, and no .xetpart left
   // Each file carries the remote mtime, so the next sync finds it unchanged.
   for (const auto& [path, f] : RemoteFiles("team/data", "m")) {
-    EXPECT_EQ(MtimeMs(dst_ + "/" + path.substr(2)), f.mtime) << path;
+    EXPECT_EQ(testing::LocalMtimeMs(dst_ + "/" + path.substr(2)), f.mtime) << path;
   }
 
   j = SyncJson(remote_ + " " + dst_);
@@ -105,7 +94,7 @@ TEST_F(SyncDownloadCliTest, FirstSyncDownloadsAllThenNothingThenTheChangedFile) 
   EXPECT_EQ(j["unchanged"], 4);
 
   // A new version in the bucket is pulled; nothing else is.
-  files["d/e/deep.bin"] = Random(60'000, 3);
+  files["d/e/deep.bin"] = testing::RandomString(60'000, 3);
   Upload({{"d/e/deep.bin", files["d/e/deep.bin"]}});
   const auto r = Run("sync " + remote_ + " " + dst_);
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -196,11 +185,11 @@ TEST_F(SyncDownloadCliTest, PlanThenApply) {
 }
 
 TEST_F(SyncDownloadCliTest, ChecksumModeComparesContentNotTimes) {
-  Upload({{"same.bin", Random(5000, 1)}});
+  Upload({{"same.bin", testing::RandomString(5000, 1)}});
   ASSERT_EQ(SyncJson(remote_ + " " + dst_)["transfers"], 1);
   // Local bytes changed behind sync's back, same size and mtime: only --checksum notices.
-  const int64_t mtime = MtimeMs(dst_ + "/same.bin");
-  WriteLocalFile(dst_ + "/same.bin", Random(5000, 2));
+  const int64_t mtime = testing::LocalMtimeMs(dst_ + "/same.bin");
+  WriteLocalFile(dst_ + "/same.bin", testing::RandomString(5000, 2));
   const struct timespec t = {static_cast<time_t>(mtime / 1000),
                              static_cast<long>(mtime % 1000) * 1'000'000};
   const struct timespec times[2] = {t, t};
@@ -208,7 +197,7 @@ TEST_F(SyncDownloadCliTest, ChecksumModeComparesContentNotTimes) {
   EXPECT_EQ(SyncJson(remote_ + " " + dst_)["transfers"], 0);
   auto j = SyncJson("--checksum " + remote_ + " " + dst_);
   EXPECT_EQ(j["transfers"], 1);
-  EXPECT_EQ(ReadLocalFile(dst_ + "/same.bin"), Random(5000, 1));
+  EXPECT_EQ(ReadLocalFile(dst_ + "/same.bin"), testing::RandomString(5000, 1));
 }
 
 TEST_F(SyncDownloadCliTest, NeverWritesThroughASymlinkedDirectory) {

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +13,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+
+#include "support/test_support.h"
 
 namespace xet::testing {
 namespace {
@@ -176,5 +179,16 @@ void WriteLocalFile(const std::string& path, std::string_view data) {
 }
 
 std::string ReadLocalFile(const std::string& path) { return Slurp(path); }
+
+std::string RandomString(size_t n, uint64_t seed) {
+  const auto v = RandomBytes(n, seed);
+  return std::string(v.begin(), v.end());
+}
+
+int64_t LocalMtimeMs(const std::string& path) {
+  struct stat st {};
+  EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
+  return int64_t{st.st_mtim.tv_sec} * 1000 + st.st_mtim.tv_nsec / 1'000'000;
+}
 
 }  // namespace xet::testing

@@ -103,4 +103,10 @@ void WriteLocalFile(const std::string& path, std::string_view data);
 // The whole content of `path` ("" when it cannot be read; tests compare contents).
 std::string ReadLocalFile(const std::string& path);
 
+// `n` seeded random bytes as a string.
+std::string RandomString(size_t n, uint64_t seed);
+// A local file's modification time in unix milliseconds (a test failure if it cannot be
+// stat'ed).
+int64_t LocalMtimeMs(const std::string& path);
+
 }  // namespace xet::testing
