@@ -10,6 +10,9 @@
 // worker blocks before queueing more: backpressure); each worker holds one read buffer
 // (kUploadReadBlock + one chunk), one xorb being packed (<= 64 MiB) and at most one
 // undecided dedup run (~1 MiB). With 2 workers: ~2 × 73 MiB + 192 MiB + the chunk index.
+// Uploaded xorbs' buffers go back to a pool (kMaxXorbBytesInFlight / 64 MiB + 1 of them)
+// that the workers' builders take from, so a long upload faults in a handful of 64 MiB
+// buffers instead of one per xorb.
 #include "client/uploader.h"
 
 #include <algorithm>
@@ -29,6 +32,7 @@
 #include "client/local_shard_cache.h"
 #include "client/shard_builder.h"
 #include "common/bounded_queue.h"
+#include "common/buffer_pool.h"
 #include "format/chunker.h"
 #include "format/keyed_hash.h"
 #include "format/merkle.h"
@@ -174,6 +178,8 @@ class Session {
   ByteBudget budget_;
   AdaptiveLimit limit_;
   BoundedQueue<SealedXorb> upload_queue_;
+  // Bytes of uploaded xorbs, reused by the workers' builders.
+  BufferPool xorb_buffers_{kMaxXorbBytesInFlight / kXorbMaxSize + 1};
   std::atomic<size_t> next_item_{0};
   std::unique_ptr<GlobalDedup> global_;
 
@@ -290,7 +296,10 @@ Status Session::ProcessFile(size_t item_index, Worker& w) {
                                               ? current
                                               : std::span<const uint8_t>(p.data);
           if (!w.builder.CanAdd(data.size())) XET_RETURN_IF_ERROR(Seal(w));
-          if (w.builder.empty()) w.builder_xorb = index_.NewSessionXorb();
+          if (w.builder.empty()) {
+            w.builder_xorb = index_.NewSessionXorb();
+            w.builder.UseBuffer(xorb_buffers_.Take(kXorbMaxSize));
+          }
           XET_RETURN_IF_ERROR(w.builder.Add(data, p.hash));
           const ChunkLocation loc{w.builder_xorb,
                                   static_cast<uint32_t>(w.builder.num_chunks() - 1)};
@@ -391,7 +400,7 @@ void Session::UploadLoop() {
         stats()->bytes_sent += n;
       }
     }
-    x->bytes = {};
+    xorb_buffers_.Give(std::move(x->bytes));
     budget_.Release(n);
     if (error_.failed()) {
       budget_.Cancel();

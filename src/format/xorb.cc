@@ -227,7 +227,7 @@ Status XorbBuilder::Add(std::span<const uint8_t> chunk, const Hash& chunk_hash) 
   const uint64_t unpacked_end = raw_size() + chunk.size();
   // One allocation per xorb instead of a doubling series (each step a fresh, faulted-in
   // block and a copy of everything so far).
-  if (bytes_.capacity() == 0) bytes_.reserve(kXorbMaxSize);
+  if (bytes_.capacity() < kXorbMaxSize) bytes_.reserve(kXorbMaxSize);
   // Compress into a scratch buffer sized once (no zero-fill per chunk), then append.
   if (payload_.size() < ChunkCodec::MaxCompressedSize(chunk.size())) {
     payload_.resize(ChunkCodec::MaxCompressedSize(kXorbMaxChunkSize));
@@ -246,6 +246,11 @@ Status XorbBuilder::Add(std::span<const uint8_t> chunk, const Hash& chunk_hash) 
   table_.boundary_offsets.push_back(static_cast<uint32_t>(bytes_.size()));
   table_.unpacked_offsets.push_back(static_cast<uint32_t>(unpacked_end));
   return Status::Ok();
+}
+
+void XorbBuilder::UseBuffer(std::vector<uint8_t> buffer) {
+  buffer.clear();
+  bytes_ = std::move(buffer);
 }
 
 SerializedXorb XorbBuilder::Finish() {

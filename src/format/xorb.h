@@ -163,6 +163,12 @@ class XorbBuilder {
   // Returns the xorb so far (bytes, table, hash) and leaves the builder empty.
   SerializedXorb Finish();
 
+  // Requires empty(). The next xorb is built in `buffer` (its contents are discarded, its
+  // capacity kept): a caller that recycles the bytes of finished xorbs (common/buffer_pool.h)
+  // saves faulting in a fresh 64 MiB per xorb. A buffer smaller than a full xorb is grown
+  // as needed.
+  void UseBuffer(std::vector<uint8_t> buffer);
+
  private:
   CompressionPolicy policy_;
   ChunkCodec codec_;

@@ -412,6 +412,34 @@ TEST(XorbBuilder, PrecomputedHashAndReuse) {
   EXPECT_EQ(second.table, first.table);
 }
 
+TEST(XorbBuilder, BuildsIntoARecycledBuffer) {
+  const auto a = testing::TextLikeBytes(70000, 3);
+  const auto b = testing::TextLikeBytes(9000, 4);
+  XorbBuilder fresh;
+  ASSERT_TRUE(fresh.Add(a).ok());
+  ASSERT_TRUE(fresh.Add(b).ok());
+  const SerializedXorb want = fresh.Finish();
+
+  // A buffer holding stale bytes of another xorb: they must not leak into the next one.
+  std::vector<uint8_t> recycled(kXorbMaxSize, 0xAB);
+  const uint8_t* storage = recycled.data();
+  XorbBuilder builder;
+  builder.UseBuffer(std::move(recycled));
+  EXPECT_TRUE(builder.empty());
+  ASSERT_TRUE(builder.Add(a).ok());
+  ASSERT_TRUE(builder.Add(b).ok());
+  EXPECT_EQ(builder.bytes().data(), storage);  // built in place: no new allocation
+  const SerializedXorb got = builder.Finish();
+  EXPECT_EQ(got.bytes, want.bytes);
+  EXPECT_EQ(got.hash, want.hash);
+
+  // A small buffer grows as needed.
+  builder.UseBuffer(std::vector<uint8_t>(16, 1));
+  ASSERT_TRUE(builder.Add(a).ok());
+  ASSERT_TRUE(builder.Add(b).ok());
+  EXPECT_EQ(builder.Finish().bytes, want.bytes);
+}
+
 TEST(XorbBuilder, RejectsBadChunksAndRespectsLimits) {
   XorbBuilder builder;
   EXPECT_EQ(builder.Add({}).code(), Code::kInvalidArgument);

@@ -1,0 +1,71 @@
+// Unit tests for BufferPool.
+#include "common/buffer_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+#include <vector>
+
+namespace xet {
+namespace {
+
+TEST(BufferPool, FreshBuffersHaveTheAskedCapacityAndAreEmpty) {
+  BufferPool pool(2);
+  std::vector<uint8_t> b = pool.Take(1 << 20);
+  EXPECT_TRUE(b.empty());
+  EXPECT_GE(b.capacity(), size_t{1} << 20);
+  EXPECT_EQ(pool.pooled(), 0u);
+}
+
+TEST(BufferPool, GivenBuffersComeBackClearedWithTheirStorage) {
+  BufferPool pool(2);
+  std::vector<uint8_t> b = pool.Take(4096);
+  b.assign(3000, 0x5A);
+  const uint8_t* storage = b.data();
+  pool.Give(std::move(b));
+  EXPECT_EQ(pool.pooled(), 1u);
+  std::vector<uint8_t> again = pool.Take(4096);
+  EXPECT_TRUE(again.empty());
+  EXPECT_EQ(again.data(), storage);
+  EXPECT_EQ(pool.pooled(), 0u);
+}
+
+TEST(BufferPool, KeepsAtMostItsBoundAndIgnoresEmptyBuffers) {
+  BufferPool pool(2);
+  for (int i = 0; i < 5; ++i) pool.Give(pool.Take(1024 + i));
+  EXPECT_EQ(pool.pooled(), 1u);  // each Give returned the buffer the Take before had taken
+  pool.Give(std::vector<uint8_t>(100));
+  pool.Give(std::vector<uint8_t>(100));
+  pool.Give(std::vector<uint8_t>(100));
+  EXPECT_EQ(pool.pooled(), 2u);
+  pool.Give(std::vector<uint8_t>());
+  EXPECT_EQ(pool.pooled(), 2u);
+}
+
+TEST(BufferPool, APooledBufferSmallerThanAskedIsGrown) {
+  BufferPool pool(1);
+  pool.Give(std::vector<uint8_t>(16));
+  std::vector<uint8_t> b = pool.Take(1 << 16);
+  EXPECT_GE(b.capacity(), size_t{1} << 16);
+  EXPECT_TRUE(b.empty());
+}
+
+TEST(BufferPool, ThreadsShareItSafely) {
+  BufferPool pool(4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&pool, t] {
+      for (int i = 0; i < 1000; ++i) {
+        std::vector<uint8_t> b = pool.Take(4096);
+        b.push_back(static_cast<uint8_t>(t));
+        pool.Give(std::move(b));
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_LE(pool.pooled(), 4u);
+  EXPECT_GE(pool.pooled(), 1u);
+}
+
+}  // namespace
+}  // namespace xet
