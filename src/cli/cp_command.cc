@@ -320,6 +320,7 @@ void AddCpCommand(CLI::App& app, const std::shared_ptr<RemoteOptions>& remote, i
   cp->add_flag("-r,--recursive", args->recursive, "Copy a directory and everything in it");
   AddOutputFlags(cp, &args->output);
   AddRemoteOptions(cp, remote.get());
+  AddCacheOptions(cp, remote.get());
   cp->callback([=] { *exit_code = RunCp(*remote, *args); });
 }
 

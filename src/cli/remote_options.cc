@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <utility>
 
+#include "format/sha256.h"
+
 namespace xet::cli {
 namespace {
 
@@ -37,12 +39,34 @@ void AddRemoteOptions(CLI::App* cmd, RemoteOptions* options) {
       ->group(group);
 }
 
+void AddCacheOptions(CLI::App* cmd, RemoteOptions* options) {
+  const std::string group = "Cache";
+  cmd->add_option("--cache-dir", options->cache_dir,
+                  "Where to keep the shards of earlier uploads, so unchanged data is not sent "
+                  "again (default: $XETSTORE_CACHE_DIR, then $XDG_CACHE_HOME/xetstore, then "
+                  "~/.cache/xetstore; at most 64 MiB per bucket)")
+      ->group(group);
+  cmd->add_flag("--no-cache", options->no_cache,
+                "Keep no local cache: deduplicate only against what the server reports")
+      ->group(group);
+}
+
 ResolvedRemote ResolveRemote(const RemoteOptions& options, const EnvLookup& getenv) {
   ResolvedRemote r;
   r.endpoint = FirstOf(options.endpoint, {"XETSTORE_ENDPOINT", "HF_ENDPOINT"}, getenv);
   if (r.endpoint.empty()) r.endpoint = kDefaultEndpoint;
   while (!r.endpoint.empty() && r.endpoint.back() == '/') r.endpoint.pop_back();
   r.token = FirstOf(options.token, {"XETSTORE_TOKEN", "HF_TOKEN"}, getenv);
+  if (!options.no_cache) {
+    r.cache_dir = FirstOf(options.cache_dir, {"XETSTORE_CACHE_DIR"}, getenv);
+    if (r.cache_dir.empty()) {
+      if (std::string xdg = FirstOf({}, {"XDG_CACHE_HOME"}, getenv); !xdg.empty()) {
+        r.cache_dir = xdg + "/xetstore";
+      } else if (std::string home = FirstOf({}, {"HOME"}, getenv); !home.empty()) {
+        r.cache_dir = home + "/.cache/xetstore";
+      }
+    }
+  }
   return r;
 }
 
@@ -58,6 +82,14 @@ RemoteConnection::RemoteConnection(const RemoteOptions& options, TransferStats* 
 }
 
 RemoteConnection::~RemoteConnection() = default;
+
+std::string RemoteConnection::ShardCacheDir(const std::string& bucket_id) const {
+  if (resolved_.cache_dir.empty()) return {};
+  const std::string key = resolved_.endpoint + "\n" + bucket_id;
+  const std::string hex =
+      Sha256Hex(Sha256Of({reinterpret_cast<const uint8_t*>(key.data()), key.size()}));
+  return resolved_.cache_dir + "/shards/" + hex.substr(0, 32);
+}
 
 RemoteConnection::Cas::Cas(std::unique_ptr<CasTokenSource> tokens, HttpClient& http)
     : tokens_(std::move(tokens)), client_(http, *tokens_) {}

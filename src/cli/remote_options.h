@@ -5,6 +5,8 @@
 // Resolution, first match wins:
 //   endpoint: --endpoint, $XETSTORE_ENDPOINT, $HF_ENDPOINT, http://127.0.0.1:8080
 //   token:    --token, $XETSTORE_TOKEN, $HF_TOKEN, none (anonymous: public buckets only)
+//   cache:    none with --no-cache; else --cache-dir, $XETSTORE_CACHE_DIR,
+//             $XDG_CACHE_HOME/xetstore, $HOME/.cache/xetstore, none
 // An empty value counts as not given.
 #pragma once
 
@@ -25,18 +27,23 @@ inline constexpr const char* kDefaultEndpoint = "http://127.0.0.1:8080";
 struct RemoteOptions {
   std::string endpoint;  // as given on the command line ("" = not given)
   std::string token;
-  int retries = 5;  // retries of a failed request after the first attempt
+  int retries = 5;        // retries of a failed request after the first attempt
+  std::string cache_dir;  // --cache-dir ("" = not given)
+  bool no_cache = false;
 };
 
 // Adds --endpoint, --token and --retries (in a "Connection" group) to `cmd`, bound to
 // `options`. May be called for several commands with the same `options`.
 void AddRemoteOptions(CLI::App* cmd, RemoteOptions* options);
+// Adds --cache-dir and --no-cache (in a "Cache" group), for the commands that upload.
+void AddCacheOptions(CLI::App* cmd, RemoteOptions* options);
 
 // The endpoint and token after the resolution above. `getenv` is the environment lookup
 // (nullptr for unset); tests pass their own.
 struct ResolvedRemote {
   std::string endpoint;  // without trailing '/'
   std::string token;
+  std::string cache_dir;  // "" = no cache
 };
 using EnvLookup = std::function<const char*(const char*)>;
 ResolvedRemote ResolveRemote(const RemoteOptions& options, const EnvLookup& getenv);
@@ -56,6 +63,12 @@ class RemoteConnection {
   HttpClient& http() { return *http_; }
   const std::string& endpoint() const { return resolved_.endpoint; }
   bool has_token() const { return !resolved_.token.empty(); }
+
+  // The persistent shard cache (client/local_shard_cache.h) of `bucket_id` on this endpoint:
+  // <cache>/shards/<first 32 hex digits of SHA-256("endpoint\nbucket_id")>, one directory
+  // per (server, bucket) because a shard describes what one scope of one server holds.
+  // "" when there is no cache directory.
+  std::string ShardCacheDir(const std::string& bucket_id) const;
 
   // A CAS client for `bucket_id` with read or write CAS tokens fetched (and refreshed) through
   // the Hub API. The first token is fetched here, so an unknown bucket, a token without the

@@ -457,6 +457,7 @@ void AddSyncCommand(CLI::App& app, const std::shared_ptr<RemoteOptions>& remote,
       ->type_name("FILE");
   AddOutputFlags(sync, &args->output);
   AddRemoteOptions(sync, remote.get());
+  AddCacheOptions(sync, remote.get());
   sync->callback([=] { *exit_code = RunSync(*remote, *args, *sync); });
 }
 

@@ -25,6 +25,7 @@ Result<std::vector<UploadedFile>> UploadToBucket(RemoteConnection& conn,
     }
     UploadOptions options;
     options.stats = stats;
+    options.shard_cache_dir = conn.ShardCacheDir(bucket_id);
     Uploader uploader(cas->client(), options);
     XET_ASSIGN_OR_RETURN(files, uploader.Upload(items));
   }

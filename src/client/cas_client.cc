@@ -217,6 +217,16 @@ Result<bool> CasClient::UploadXorb(const Hash& xorb_hash, std::span<const uint8_
   return AnswerField<bool>(resp.body, "was_inserted", what);
 }
 
+Result<bool> CasClient::XorbExists(const Hash& xorb_hash) {
+  const std::string hex = xorb_hash.ToHex();
+  ClientRequest req;
+  req.method = "HEAD";
+  XET_ASSIGN_OR_RETURN(auto resp, SendWithToken(http_, tokens_, req, "/v1/xorbs/default/" + hex));
+  if (resp.status == 404) return false;
+  XET_RETURN_IF_ERROR(StatusFromResponse(resp, "looking up xorb " + hex));
+  return true;
+}
+
 Result<bool> CasClient::UploadShard(std::span<const uint8_t> shard) {
   ClientRequest req;
   req.method = "POST";

@@ -73,6 +73,9 @@ class CasClient {
   // POST /v1/xorbs/default/{hash}; returns whether the server inserted it (false: it had
   // it already). 401 → one token refresh and retry.
   Result<bool> UploadXorb(const Hash& xorb_hash, std::span<const uint8_t> serialized);
+  // HEAD /v1/xorbs/default/{hash}: whether the server has the xorb and this token's scope
+  // can see it (false on 404), i.e. whether a shard may reference it.
+  Result<bool> XorbExists(const Hash& xorb_hash);
   // POST /v1/shards (upload form, no footer); returns whether it was newly registered.
   Result<bool> UploadShard(std::span<const uint8_t> shard);
   // GET /v1/chunks/default-merkledb/{hash}: the dedup shard bytes, or nullopt on 404.

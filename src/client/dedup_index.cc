@@ -23,6 +23,7 @@ bool IsWholeXorb(const CasInfo& cas) {
 uint32_t DedupIndex::NewSessionXorb() {
   std::lock_guard lock(mu_);
   xorbs_.push_back(Hash());
+  trust_.push_back(XorbTrust::kConfirmed);
   return static_cast<uint32_t>(xorbs_.size() - 1);
 }
 
@@ -37,10 +38,29 @@ Hash DedupIndex::XorbHash(uint32_t xorb) const {
   return xorbs_.at(xorb);
 }
 
-uint32_t DedupIndex::XorbIdLocked(const Hash& hash) {
+uint32_t DedupIndex::XorbIdLocked(const Hash& hash, XorbTrust trust) {
   auto [it, inserted] = xorb_ids_.emplace(hash, static_cast<uint32_t>(xorbs_.size()));
-  if (inserted) xorbs_.push_back(hash);
+  if (inserted) {
+    xorbs_.push_back(hash);
+    trust_.push_back(trust);
+  } else if (trust == XorbTrust::kConfirmed) {
+    trust_[it->second] = XorbTrust::kConfirmed;
+  }
   return it->second;
+}
+
+bool DedupIndex::UsableLocked(ChunkLocation loc) const {
+  return trust_[loc.xorb] != XorbTrust::kMissing;
+}
+
+XorbTrust DedupIndex::Trust(uint32_t xorb) const {
+  std::lock_guard lock(mu_);
+  return trust_.at(xorb);
+}
+
+void DedupIndex::SetTrust(uint32_t xorb, XorbTrust trust) {
+  std::lock_guard lock(mu_);
+  trust_.at(xorb) = trust;
 }
 
 void DedupIndex::Insert(const Hash& chunk, ChunkLocation loc) {
@@ -48,7 +68,7 @@ void DedupIndex::Insert(const Hash& chunk, ChunkLocation loc) {
   chunks_.emplace(chunk, loc);
 }
 
-size_t DedupIndex::AddShard(const Shard& shard, uint64_t now) {
+size_t DedupIndex::AddShard(const Shard& shard, uint64_t now, XorbTrust trust) {
   const Hash key = shard.footer ? shard.footer->chunk_hash_hmac_key : Hash();
   const uint64_t expiry = shard.footer ? shard.footer->shard_key_expiry : 0;
   if (!key.IsZero() && expiry != 0 && expiry <= now) return 0;
@@ -70,7 +90,7 @@ size_t DedupIndex::AddShard(const Shard& shard, uint64_t now) {
   size_t added = 0;
   for (const CasInfo& cas : shard.cas_infos) {
     if (cas.cas_hash.IsZero() || !IsWholeXorb(cas)) continue;
-    const uint32_t id = XorbIdLocked(cas.cas_hash);
+    const uint32_t id = XorbIdLocked(cas.cas_hash, trust);
     for (size_t i = 0; i < cas.entries.size(); ++i) {
       added += map->emplace(cas.entries[i].chunk_hash, ChunkLocation{id, static_cast<uint32_t>(i)})
                    .second;
@@ -81,10 +101,13 @@ size_t DedupIndex::AddShard(const Shard& shard, uint64_t now) {
 
 std::optional<ChunkLocation> DedupIndex::Find(const Hash& chunk, uint64_t now) const {
   std::lock_guard lock(mu_);
-  if (auto it = chunks_.find(chunk); it != chunks_.end()) return it->second;
+  if (auto it = chunks_.find(chunk); it != chunks_.end() && UsableLocked(it->second)) {
+    return it->second;
+  }
   for (const Keyed& k : keyed_) {
     if (k.expiry != 0 && k.expiry <= now) continue;
-    if (auto it = k.chunks.find(DedupProtectedHash(chunk, k.key)); it != k.chunks.end()) {
+    if (auto it = k.chunks.find(DedupProtectedHash(chunk, k.key));
+        it != k.chunks.end() && UsableLocked(it->second)) {
       return it->second;
     }
   }

@@ -30,6 +30,13 @@ struct ChunkLocation {
   friend bool operator==(const ChunkLocation&, const ChunkLocation&) = default;
 };
 
+// Whether a shard may reference a xorb. Session xorbs and the xorbs of a global-dedup
+// answer (the server just said it has them for this scope) are confirmed. Xorbs known only
+// from the local shard cache are unconfirmed: the cache may describe a server that was
+// wiped or a scope this token cannot see, so the uploader asks the server once (HEAD)
+// before the first reference and records the outcome.
+enum class XorbTrust : uint8_t { kConfirmed, kUnconfirmed, kMissing };
+
 class DedupIndex {
  public:
   // A new xorb of this session, its hash not known yet.
@@ -43,10 +50,16 @@ class DedupIndex {
   void Insert(const Hash& chunk, ChunkLocation loc);
   // Adds every chunk of every CAS block of `shard` (a cached shard or a global-dedup
   // answer); a CAS block that does not list its whole xorb is skipped. A keyed shard (non-zero
-  // footer key) is ignored once `now` passes its expiry. Returns the number of chunk entries added.
-  size_t AddShard(const Shard& shard, uint64_t now);
+  // footer key) is ignored once `now` passes its expiry. Its xorbs get `trust` unless they
+  // are known with a better one (confirmed beats unconfirmed; a confirmation overrides
+  // missing). Returns the number of chunk entries added.
+  size_t AddShard(const Shard& shard, uint64_t now, XorbTrust trust = XorbTrust::kConfirmed);
 
+  // Where `chunk` is; locations in xorbs marked kMissing are skipped.
   std::optional<ChunkLocation> Find(const Hash& chunk, uint64_t now) const;
+
+  XorbTrust Trust(uint32_t xorb) const;
+  void SetTrust(uint32_t xorb, XorbTrust trust);
 
   size_t size() const;
 
@@ -56,10 +69,12 @@ class DedupIndex {
     uint64_t expiry = 0;  // 0: none
     std::unordered_map<Hash, ChunkLocation, HashHasher> chunks;
   };
-  uint32_t XorbIdLocked(const Hash& hash);
+  uint32_t XorbIdLocked(const Hash& hash, XorbTrust trust);
+  bool UsableLocked(ChunkLocation loc) const;
 
   mutable std::mutex mu_;
   std::vector<Hash> xorbs_;                                  // by id
+  std::vector<XorbTrust> trust_;                             // by id
   std::unordered_map<Hash, uint32_t, HashHasher> xorb_ids_;  // sealed or external xorbs
   std::unordered_map<Hash, ChunkLocation, HashHasher> chunks_;
   std::deque<Keyed> keyed_;

@@ -60,7 +60,7 @@ Result<ShardCacheLoad> LocalShardCache::Load(DedupIndex& index, uint64_t now) {
       if (keep) {
         total += e.size;
         ++load.shards_loaded;
-        load.chunks_indexed += index.AddShard(*shard, now);
+        load.chunks_indexed += index.AddShard(*shard, now, XorbTrust::kUnconfirmed);
       }
     }
     if (!keep) {

@@ -166,6 +166,8 @@ class Session {
   Status ProcessFile(size_t i, Worker& w);
   void UploadLoop();
   Status Seal(Worker& w);
+  bool Confirmed(uint32_t xorb);
+  std::optional<ChunkLocation> FindUsable(const Hash& chunk, uint64_t now);
   Status BuildAndUploadShards();
   TransferStats* stats() { return options_.stats; }
 
@@ -255,6 +257,32 @@ struct Session::Worker {
   FileInfoBuilder file;
 };
 
+// Whether a shard of this session may reference `xorb`: asks the server once for a xorb
+// known only from the local shard cache (see XorbTrust). A failed question counts as a no:
+// the chunks are sent again, which is always correct.
+bool Session::Confirmed(uint32_t xorb) {
+  switch (index_.Trust(xorb)) {
+    case XorbTrust::kConfirmed:
+      return true;
+    case XorbTrust::kMissing:
+      return false;
+    case XorbTrust::kUnconfirmed:
+      break;
+  }
+  auto exists = cas_.XorbExists(index_.XorbHash(xorb));
+  const bool ok = exists.ok() && *exists;
+  index_.SetTrust(xorb, ok ? XorbTrust::kConfirmed : XorbTrust::kMissing);
+  return ok;
+}
+
+// A location of `chunk` in a xorb a shard may reference (each refusal marks its xorb
+// missing, so the next lookup finds another location or none).
+std::optional<ChunkLocation> Session::FindUsable(const Hash& chunk, uint64_t now) {
+  auto loc = index_.Find(chunk, now);
+  while (loc && !Confirmed(loc->xorb)) loc = index_.Find(chunk, now);
+  return loc;
+}
+
 Status Session::Seal(Worker& w) {
   if (w.builder.empty()) return Status::Ok();
   SerializedXorb x = w.builder.Finish();
@@ -321,11 +349,11 @@ Status Session::ProcessFile(size_t item_index, Worker& w) {
     const Hash hash = ChunkHash(data);
     const bool first = chunks.empty();
     chunks.push_back({hash, data.size()});
-    auto loc = index_.Find(hash, now);
+    auto loc = FindUsable(hash, now);
     if (!loc && options_.global_dedup) {
       if (first) {
         global_->QueryNow(hash);
-        loc = index_.Find(hash, NowSeconds());
+        loc = FindUsable(hash, NowSeconds());
       } else if (IsGlobalDedupEligible(hash)) {
         global_->Enqueue(hash);
       }

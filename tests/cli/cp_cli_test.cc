@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -126,6 +127,39 @@ TEST_F(CpCliTest, ReuploadSendsNoNewData) {
   EXPECT_LT(second["bytes_sent"].get<uint64_t>(), 10'000u);  // a shard, no xorb
   const auto files = RemoteFiles("team/data");
   EXPECT_EQ(files.at("a.bin").xet_hash, files.at("copy.bin").xet_hash);
+}
+
+// The persistent shard cache: a later cp process finds chunks of earlier uploads even where
+// the server's global dedup cannot (the new file's first chunk is new, so its dedup query
+// finds nothing). --no-cache leaves only global dedup and writes no cache.
+TEST_F(CpCliTest, TheShardCacheDedupsAcrossProcessesUnlessDisabled) {
+  const std::string dir = LocalDir("cp-cache");
+  const std::string base = AsString(testing::RandomBytes(2'000'000, 21));
+  testing::WriteLocalFile(dir + "/base.bin", base);
+  testing::WriteLocalFile(dir + "/grown.bin", AsString(testing::RandomBytes(100'000, 22)) + base);
+  const std::string cache = dir + "/cache";
+  auto r = Run("cp --json --cache-dir " + cache + " " + dir + "/base.bin hf://buckets/team/data/b");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  size_t shard_files = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(cache + "/shards")) {
+    shard_files += e.path().extension() == ".shard";
+  }
+  EXPECT_GE(shard_files, 1u);
+
+  r = Run("cp --json --no-cache --cache-dir " + dir + "/unused " + dir +
+          "/grown.bin hf://buckets/team/data/g1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_GT(nlohmann::json::parse(r.out)["bytes_sent"].get<uint64_t>(), 1'500'000u);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/unused"));
+
+  r = Run("cp --json --cache-dir " + cache + " " + dir + "/grown.bin hf://buckets/team/data/g2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto with_cache = nlohmann::json::parse(r.out);
+  EXPECT_LT(with_cache["bytes_sent"].get<uint64_t>(), 400'000u);
+  EXPECT_GT(with_cache["bytes_deduplicated"].get<uint64_t>(), 1'600'000u);
+  const auto files = RemoteFiles("team/data");
+  EXPECT_EQ(files.at("g2").xet_hash, XetHashOf(dir + "/grown.bin"));
+  EXPECT_EQ(files.at("g1").xet_hash, files.at("g2").xet_hash);
 }
 
 TEST_F(CpCliTest, QuietPrintsNothing) {

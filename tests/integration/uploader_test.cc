@@ -93,6 +93,11 @@ class UploaderTest : public ::testing::Test {
   void Start() {
     server_ = std::make_unique<ServerProcess>(data_dir_);
     if (token_.empty()) token_ = server_->CreateToken("write", "team/a");
+    Connect();
+  }
+
+  // A new client for the running server with token_.
+  void Connect() {
     HttpClientOptions o;
     o.retry.max_attempts = 3;
     o.retry.base_delay = std::chrono::milliseconds(5);
@@ -226,6 +231,44 @@ TEST_F(UploaderTest, ReuploadSendsNoXorbBytes) {
   ASSERT_TRUE(r3.ok()) << r3.status().ToString();
   EXPECT_LT(third.bytes_sent.load(), 64u << 10);
   EXPECT_TRUE(Download((*r3)[0].file_hash) == data);
+}
+
+TEST_F(UploaderTest, AStaleShardCacheCostsBytesNeverCorrectness) {
+  const auto data = Random(20 << 20, 17);
+  const std::string path = dir_.path() + "/a";
+  WriteFile(path, data);
+  UploadOptions options;
+  options.shard_cache_dir = dir_.path() + "/cache";
+  TransferStats first;
+  ASSERT_TRUE(Upload({path}, options, &first).ok());
+
+  // The same server, another scope: the cached xorbs exist but this token cannot see them,
+  // so a shard must not reference them.
+  token_ = server_->CreateToken("write", "team/b");
+  Connect();
+  TransferStats other_scope;
+  auto r2 = Upload({path}, options, &other_scope);
+  ASSERT_TRUE(r2.ok()) << r2.status().ToString();
+  EXPECT_GE(other_scope.bytes_sent.load(), data.size());
+  EXPECT_TRUE(Download((*r2)[0].file_hash) == data);
+
+  // A wiped server at the same address knows none of the cached xorbs.
+  server_.reset();
+  data_dir_ = dir_.path() + "/server-after-wipe";
+  token_.clear();
+  Start();
+  TransferStats wiped;
+  auto r3 = Upload({path}, options, &wiped);
+  ASSERT_TRUE(r3.ok()) << r3.status().ToString();
+  EXPECT_GE(wiped.bytes_sent.load(), data.size());
+  EXPECT_TRUE(Download((*r3)[0].file_hash) == data);
+
+  // And once the server has the data again, the cache (now holding both servers' shards)
+  // dedups everything.
+  TransferStats again;
+  ASSERT_TRUE(Upload({path}, options, &again).ok());
+  EXPECT_LT(again.bytes_sent.load(), 64u << 10);
+  EXPECT_EQ(again.bytes_deduped.load(), data.size());
 }
 
 TEST_F(UploaderTest, OnePercentChangeSendsAboutTheChangedChunks) {

@@ -27,11 +27,17 @@ std::string Slurp(const std::string& path) {
 std::string EnvPrefix(const std::string& env) {
   std::string prefix = "env";
   for (const char* name : kConnectionEnvVars) prefix += std::string(" -u ") + name;
+  prefix += " XETSTORE_CACHE_DIR=" + ClientCacheDir();
   if (!env.empty()) prefix += " " + env;
   return prefix;
 }
 
 }  // namespace
+
+const std::string& ClientCacheDir() {
+  static const std::string dir = MakeTempDir("client-cache");
+  return dir;
+}
 
 CommandResult RunShell(const std::string& command) {
   static const std::string dir = MakeTempDir("cmd");
@@ -59,6 +65,7 @@ BackgroundXetstore::BackgroundXetstore(const std::vector<std::string>& args) {
     ADD_FAILURE() << "pipe: " << std::strerror(errno);
     return;
   }
+  const std::string cache_dir = ClientCacheDir();
   std::vector<std::string> argv_storage = {XETSTORE_BINARY};
   argv_storage.insert(argv_storage.end(), args.begin(), args.end());
   pid_ = ::fork();
@@ -71,6 +78,7 @@ BackgroundXetstore::BackgroundXetstore(const std::vector<std::string>& args) {
     ::dup2(out, 1);
     ::dup2(err, 2);
     for (const char* name : kConnectionEnvVars) ::unsetenv(name);
+    ::setenv("XETSTORE_CACHE_DIR", cache_dir.c_str(), 1);
     // A test runner may ignore or block signals; the child starts with the defaults.
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGTERM, SIG_DFL);

@@ -30,6 +30,10 @@ CommandResult RunShell(const std::string& command);
 // removed and `env` ("NAME=value ...", may be empty) set instead.
 CommandResult RunXetstoreEnv(const std::string& env, const std::string& args);
 
+// The client cache directory every client the fixture runs gets as XETSTORE_CACHE_DIR (one
+// per test process, so tests never read or fill the user's ~/.cache).
+const std::string& ClientCacheDir();
+
 // A xetstore process in the background (for interrupt tests): stdin is a pipe the test
 // writes, stdout and stderr are collected; the connection variables are removed from its
 // environment.

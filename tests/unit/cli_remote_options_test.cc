@@ -27,6 +27,25 @@ TEST(CliRemoteOptions, DefaultsWithoutFlagsOrEnvironment) {
   EXPECT_EQ(r.token, "");
 }
 
+TEST(CliRemoteOptions, CacheDirPrecedenceAndNoCache) {
+  std::map<std::string, std::string> vars = {{"XETSTORE_CACHE_DIR", "/c/env"},
+                                             {"XDG_CACHE_HOME", "/xdg"},
+                                             {"HOME", "/home/u"}};
+  RemoteOptions flags;
+  flags.cache_dir = "/c/flag";
+  EXPECT_EQ(ResolveRemote(flags, Env(vars)).cache_dir, "/c/flag");
+  EXPECT_EQ(ResolveRemote(RemoteOptions{}, Env(vars)).cache_dir, "/c/env");
+  vars.erase("XETSTORE_CACHE_DIR");
+  EXPECT_EQ(ResolveRemote(RemoteOptions{}, Env(vars)).cache_dir, "/xdg/xetstore");
+  vars.erase("XDG_CACHE_HOME");
+  EXPECT_EQ(ResolveRemote(RemoteOptions{}, Env(vars)).cache_dir, "/home/u/.cache/xetstore");
+  vars.erase("HOME");
+  EXPECT_EQ(ResolveRemote(RemoteOptions{}, Env(vars)).cache_dir, "");
+  flags.no_cache = true;
+  vars["XETSTORE_CACHE_DIR"] = "/c/env";
+  EXPECT_EQ(ResolveRemote(flags, Env(vars)).cache_dir, "");  // --no-cache wins over all
+}
+
 TEST(CliRemoteOptions, PrecedenceFlagThenXetstoreThenHf) {
   const auto env = Env({{"XETSTORE_ENDPOINT", "http://x:1"},
                         {"HF_ENDPOINT", "http://hf:2"},

@@ -51,6 +51,38 @@ TEST(DedupIndexTest, PlainShardChunksAreFound) {
   EXPECT_EQ(index.XorbHash(loc->xorb), H(50));
 }
 
+TEST(DedupIndexTest, CachedXorbsAreUnconfirmedAndMissingOnesAreSkipped) {
+  DedupIndex index;
+  const uint32_t session = index.NewSessionXorb();
+  EXPECT_EQ(index.Trust(session), XorbTrust::kConfirmed);
+
+  Shard cached;
+  cached.cas_infos.push_back(Cas(H(50), {H(1), H(2)}));
+  cached.cas_infos.push_back(Cas(H(60), {H(3)}));
+  index.AddShard(cached, 0, XorbTrust::kUnconfirmed);
+  auto loc = index.Find(H(1), 0);
+  ASSERT_TRUE(loc);
+  EXPECT_EQ(index.Trust(loc->xorb), XorbTrust::kUnconfirmed);
+
+  // The server says it does not have xorb 50: its chunks are no longer found.
+  index.SetTrust(loc->xorb, XorbTrust::kMissing);
+  EXPECT_FALSE(index.Find(H(1), 0));
+  EXPECT_FALSE(index.Find(H(2), 0));
+  EXPECT_TRUE(index.Find(H(3), 0));
+
+  // A global-dedup answer naming xorb 50 (the server has it after all) confirms it.
+  Shard answer;
+  answer.cas_infos.push_back(Cas(H(50), {H(1), H(2)}));
+  index.AddShard(answer, 0);
+  loc = index.Find(H(2), 0);
+  ASSERT_TRUE(loc);
+  EXPECT_EQ(index.Trust(loc->xorb), XorbTrust::kConfirmed);
+
+  // An unconfirmed shard never downgrades a confirmed xorb.
+  index.AddShard(cached, 0, XorbTrust::kUnconfirmed);
+  EXPECT_EQ(index.Trust(index.Find(H(1), 0)->xorb), XorbTrust::kConfirmed);
+}
+
 TEST(DedupIndexTest, PartialCasBlocksAreSkipped) {
   DedupIndex index;
   Shard s;
