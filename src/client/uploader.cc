@@ -1,6 +1,7 @@
 // The upload pipeline (see uploader.h for the stages). Threads of one Upload() call:
 //   - hash workers (UploadOptions::hash_threads): each takes the next item, streams it
-//     (read, SHA-256, chunk, BLAKE3), decides dedup chunk by chunk (DedupIndex, with the
+//     (read, chunk, BLAKE3; the SHA-256 of blocks >= 1 MiB on the worker's Sha256Worker
+//     thread, in parallel), decides dedup chunk by chunk (DedupIndex, with the
 //     FragmentationFilter's bounded look-ahead) and packs new chunks into its own
 //     XorbBuilder (compression happens there, on the worker's core). A full builder is
 //     sealed: its hash and CAS info are recorded and it goes to the upload queue.
@@ -30,6 +31,7 @@
 #include "client/dedup_index.h"
 #include "client/fragmentation.h"
 #include "client/local_shard_cache.h"
+#include "client/sha256_worker.h"
 #include "client/shard_builder.h"
 #include "common/bounded_queue.h"
 #include "common/buffer_pool.h"
@@ -45,6 +47,7 @@ namespace {
 
 inline constexpr size_t kUploadReadBlock = 8 << 20;
 inline constexpr uint64_t kMaxXorbBytesInFlight = 192ull << 20;
+inline constexpr size_t kSha256OffloadBytes = 1 << 20;
 inline constexpr size_t kGlobalDedupThreads = 2;
 inline constexpr size_t kGlobalDedupQueue = 256;
 
@@ -245,6 +248,7 @@ struct Session::Worker {
   XorbBuilder builder;
   uint32_t builder_xorb = 0;  // session id of the xorb being packed (when not empty)
   std::vector<uint8_t> buffer = std::vector<uint8_t>(kUploadReadBlock + kMaxChunkSize);
+  Sha256Worker sha;  // after `buffer`: destroyed (joined) while the buffer it reads lives
   FragmentationFilter filter;
   std::vector<FragmentationFilter::Verdict> verdicts;
   struct Pending {
@@ -305,7 +309,8 @@ Status Session::ProcessFile(size_t item_index, Worker& w) {
   ByteSource& source = **opened;
 
   Chunker chunker;
-  Sha256 sha;
+  Sha256Worker& sha = w.sha;
+  sha.Reset();  // a file that failed halfway may have left a partial stream
   std::vector<ChunkInfo> chunks;
   uint64_t size = 0;
   const uint64_t now = NowSeconds();
@@ -370,7 +375,15 @@ Status Session::ProcessFile(size_t item_index, Worker& w) {
     auto n = source.Read({buf + len, kUploadReadBlock});
     if (!n.ok()) return n.status().WithContext(item.name);
     if (*n == 0) break;
-    if (options_.compute_sha256) sha.Update(buf + len, *n);
+    if (options_.compute_sha256) {
+      // A large block is digested on the SHA-256 thread while this one chunks it.
+      const std::span<const uint8_t> block(buf + len, *n);
+      if (*n >= kSha256OffloadBytes) {
+        sha.Update(block);
+      } else {
+        sha.UpdateHere(block);
+      }
+    }
     size += *n;
     if (stats()) stats()->bytes_done += *n;
     size_t scan = len, start = 0;
@@ -382,6 +395,7 @@ Status Session::ProcessFile(size_t item_index, Worker& w) {
       XET_RETURN_IF_ERROR(emit({buf + start, scan - start}));
       start = scan;
     }
+    sha.Wait();  // the move below overwrites the block
     std::memmove(buf, buf + start, len - start);
     len -= start;
   }
