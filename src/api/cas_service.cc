@@ -519,9 +519,12 @@ HttpResponse CasService::GetTransfer(const HttpRequest& req, const RouteParams& 
   if (!*rec || (*rec)->chunks.empty()) return HttpResponse::Error(404, "xorb not found");
   const uint64_t data_len = (*rec)->chunks.back().compressed_end;
   const std::string key = XorbKey(*hash);
+  // The reader may run after this returns (a streamed answer): it owns its key, and the
+  // object store outlives the server's connections.
+  ObjectStore& objects = objects_;
   return BuildXorbRangeResponse(data_len, v.ranges, req.headers.Get("range"),
-                                [&](uint64_t offset, std::span<uint8_t> out) {
-                                  return objects_.ReadRange(key, offset, out);
+                                [&objects, key](uint64_t offset, std::span<uint8_t> out) {
+                                  return objects.ReadRange(key, offset, out);
                                 });
 }
 

@@ -32,6 +32,11 @@ std::string JsonSafe(std::string_view s) {
   return out;
 }
 
+struct BodyPiece {
+  std::string text;                // sent first
+  std::optional<ByteRange> range;  // then these bytes of the object
+};
+
 }  // namespace
 
 std::string NewMultipartBoundary() {
@@ -52,8 +57,7 @@ std::string NewMultipartBoundary() {
 
 HttpResponse BuildXorbRangeResponse(uint64_t chunk_data_length,
                                     std::span<const ByteRange> signed_ranges,
-                                    std::optional<std::string_view> range_header,
-                                    const XorbReader& read,
+                                    std::optional<std::string_view> range_header, XorbReader read,
                                     const XorbRangeResponseOptions& options) {
   if (!range_header)
     return ErrorResponse(403, "a Range header within the signed ranges is required");
@@ -88,43 +92,61 @@ HttpResponse BuildXorbRangeResponse(uint64_t chunk_data_length,
   }
   if (requested_total > signed_total) return unsatisfiable();
 
+  // The body as pieces: literal text (multipart framing) or a range of the object.
+  std::vector<BodyPiece> pieces;
   HttpResponse resp;
   resp.status = 206;
   if (ranges.size() == 1) {
-    const ByteRange& r = ranges[0];
     resp.headers.Add("Content-Type", "application/octet-stream");
-    resp.headers.Add("Content-Range", ContentRange(r, chunk_data_length));
-    resp.body.resize(r.size());
-    Status st = read(r.first, std::span<uint8_t>(reinterpret_cast<uint8_t*>(resp.body.data()),
-                                                 resp.body.size()));
-    if (!st.ok()) return ErrorResponse(500, JsonSafe(st.ToString()));
+    resp.headers.Add("Content-Range", ContentRange(ranges[0], chunk_data_length));
+    pieces.push_back({{}, ranges[0]});
+  } else {
+    const std::string boundary =
+        options.boundary.empty() ? NewMultipartBoundary() : options.boundary;
+    for (const ByteRange& r : ranges) {
+      pieces.push_back({"--" + boundary +
+                            "\r\nContent-Type: application/octet-stream\r\nContent-Range: " +
+                            ContentRange(r, chunk_data_length) + "\r\n\r\n",
+                        r});
+      pieces.push_back({"\r\n", std::nullopt});
+    }
+    pieces.push_back({"--" + boundary + "--\r\n", std::nullopt});
+    resp.headers.Add("Content-Type", "multipart/byteranges; boundary=" + boundary);
+  }
+  uint64_t body_size = 0;
+  for (const BodyPiece& p : pieces) body_size += p.text.size() + (p.range ? p.range->size() : 0);
+
+  if (body_size <= options.stream_threshold) {
+    resp.body.reserve(body_size);
+    for (const BodyPiece& p : pieces) {
+      resp.body += p.text;
+      if (!p.range) continue;
+      const size_t at = resp.body.size();
+      resp.body.resize(at + p.range->size());
+      Status st = read(
+          p.range->first,
+          std::span<uint8_t>(reinterpret_cast<uint8_t*>(resp.body.data() + at), p.range->size()));
+      if (!st.ok()) return ErrorResponse(500, JsonSafe(st.ToString()));
+    }
     return resp;
   }
-
-  std::string boundary = options.boundary.empty() ? NewMultipartBoundary() : options.boundary;
-  std::vector<std::string> part_headers;
-  part_headers.reserve(ranges.size());
-  size_t body_size = 0;
-  for (const ByteRange& r : ranges) {
-    part_headers.push_back("--" + boundary +
-                           "\r\nContent-Type: application/octet-stream\r\nContent-Range: " +
-                           ContentRange(r, chunk_data_length) + "\r\n\r\n");
-    body_size += part_headers.back().size() + r.size() + 2;
-  }
-  body_size += 2 + boundary.size() + 4;
-  resp.body.reserve(body_size);
-  for (size_t i = 0; i < ranges.size(); ++i) {
-    resp.body += part_headers[i];
-    size_t at = resp.body.size();
-    resp.body.resize(at + ranges[i].size());
-    Status st = read(
-        ranges[i].first,
-        std::span<uint8_t>(reinterpret_cast<uint8_t*>(resp.body.data() + at), ranges[i].size()));
-    if (!st.ok()) return ErrorResponse(500, JsonSafe(st.ToString()));
-    resp.body += "\r\n";
-  }
-  resp.body += "--" + boundary + "--\r\n";
-  resp.headers.Add("Content-Type", "multipart/byteranges; boundary=" + boundary);
+  resp.content_length = body_size;
+  const size_t piece = std::max<size_t>(1, options.stream_piece);
+  resp.stream = [pieces = std::move(pieces), read = std::move(read),
+                 piece](const std::function<bool(std::string_view)>& write) {
+    std::vector<uint8_t> buffer;
+    for (const BodyPiece& p : pieces) {
+      if (!p.text.empty() && !write(p.text)) return;
+      if (!p.range) continue;
+      for (uint64_t at = p.range->first; at <= p.range->last;) {
+        const size_t n = static_cast<size_t>(std::min<uint64_t>(piece, p.range->last - at + 1));
+        if (buffer.size() < n) buffer.resize(n);
+        if (!read(at, std::span<uint8_t>(buffer.data(), n)).ok()) return;  // a short body
+        if (!write(std::string_view(reinterpret_cast<const char*>(buffer.data()), n))) return;
+        at += n;
+      }
+    }
+  };
   return resp;
 }
 

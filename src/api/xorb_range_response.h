@@ -17,6 +17,12 @@
 //       "--B\r\nContent-Type: application/octet-stream\r\nContent-Range: bytes a-b/len\r\n\r\n"
 //       <bytes> "\r\n" ... "--B--\r\n"
 //   - a reader failure -> 500 with the JSON error body.
+// Answers whose body is larger than `stream_threshold` are streamed under their exact
+// Content-Length (HttpResponse::stream): the producer reads `stream_piece` bytes at a time
+// into one reused buffer, so a 64 MiB xorb costs neither a 64 MiB allocation (faulted in
+// and zero-filled per request) nor that much memory per concurrent download. A reader
+// failure in the middle of a streamed body ends the stream early; the connection is then
+// closed and the client sees a short body.
 // `len` in Content-Range is the chunk-data length (the footer is never served), and a range
 // end past it is clamped to it (RFC 7233).
 #pragma once
@@ -34,18 +40,21 @@
 
 namespace xet {
 
-// Reads out.size() bytes of the stored xorb object starting at `offset`.
+// Reads out.size() bytes of the stored xorb object starting at `offset`. A streamed answer
+// calls it after BuildXorbRangeResponse has returned, from another thread: it must own (or
+// outlive the server with) everything it uses.
 using XorbReader = std::function<Status(uint64_t offset, std::span<uint8_t> out)>;
 
 struct XorbRangeResponseOptions {
   // The multipart boundary; empty = a fresh random one (16 random bytes as hex).
   std::string boundary;
+  uint64_t stream_threshold = 1 << 20;
+  size_t stream_piece = 1 << 20;
 };
 
 HttpResponse BuildXorbRangeResponse(uint64_t chunk_data_length,
                                     std::span<const ByteRange> signed_ranges,
-                                    std::optional<std::string_view> range_header,
-                                    const XorbReader& read,
+                                    std::optional<std::string_view> range_header, XorbReader read,
                                     const XorbRangeResponseOptions& options = {});
 
 // A random multipart boundary: 32 lowercase hex digits.

@@ -143,6 +143,66 @@ TEST_F(XorbRangeResponseTest, OverlappingAmplificationIsRefused) {
   EXPECT_EQ(r.status, 206);
 }
 
+// Runs a streamed answer's producer and returns what it wrote.
+std::string Drain(const HttpResponse& r) {
+  std::string out;
+  r.stream([&out](std::string_view piece) {
+    out += piece;
+    return true;
+  });
+  return out;
+}
+
+TEST_F(XorbRangeResponseTest, LargeAnswersStreamTheSameBytesInPieces) {
+  for (const char* range : {"bytes=3-60", "bytes=0-9,20-99", "bytes=50-59,0-4"}) {
+    SCOPED_TRACE(range);
+    const HttpResponse whole = Get({{0, 99}}, range);
+    ASSERT_EQ(whole.status, 206);
+    ASSERT_FALSE(whole.stream);
+    XorbRangeResponseOptions o;
+    o.boundary = "BOUNDARY";
+    o.stream_threshold = 10;
+    o.stream_piece = 7;
+    std::vector<ByteRange> signed_ranges = {{0, 99}};
+    reads = 0;
+    const HttpResponse streamed =
+        BuildXorbRangeResponse(kDataLength, signed_ranges, range, Reader(), o);
+    EXPECT_EQ(streamed.status, 206);
+    ASSERT_TRUE(streamed.stream);
+    EXPECT_EQ(reads, 0);  // nothing read before the answer is sent
+    EXPECT_EQ(Header(streamed, "Content-Type"), Header(whole, "Content-Type"));
+    EXPECT_EQ(Header(streamed, "Content-Range"), Header(whole, "Content-Range"));
+    ASSERT_TRUE(streamed.content_length);
+    EXPECT_EQ(*streamed.content_length, whole.body.size());
+    EXPECT_EQ(Drain(streamed), whole.body);
+    EXPECT_GT(reads, 2);  // in pieces of at most 7 bytes
+  }
+}
+
+TEST_F(XorbRangeResponseTest, StreamStopsWhenTheClientIsGoneOrTheReaderFails) {
+  XorbRangeResponseOptions o;
+  o.stream_threshold = 10;
+  o.stream_piece = 10;
+  std::vector<ByteRange> s = {{0, 99}};
+  const HttpResponse r = BuildXorbRangeResponse(kDataLength, s, "bytes=0-99", Reader(), o);
+  ASSERT_TRUE(r.stream);
+  int writes = 0;
+  r.stream([&writes](std::string_view) { return ++writes < 2; });
+  EXPECT_EQ(writes, 2);  // no write after the writer said the client is gone
+
+  int calls = 0;
+  XorbReader failing_later = [&calls](uint64_t, std::span<uint8_t> out) {
+    if (++calls > 3) return Status::IoError("disk gone");
+    std::memset(out.data(), 'x', out.size());
+    return Status::Ok();
+  };
+  const HttpResponse f = BuildXorbRangeResponse(kDataLength, s, "bytes=0-99", failing_later, o);
+  ASSERT_TRUE(f.stream);
+  // A short body: the connection layer closes it, so the client sees it is incomplete.
+  EXPECT_EQ(Drain(f), std::string(30, 'x'));
+  EXPECT_EQ(*f.content_length, 100u);
+}
+
 TEST_F(XorbRangeResponseTest, ReaderFailureIsServerError) {
   XorbReader failing = [](uint64_t, std::span<uint8_t>) { return Status::IoError("disk gone"); };
   std::vector<ByteRange> s = {{0, 9}};
