@@ -4,37 +4,68 @@
 // A freshly allocated buffer of tens of MiB is a new anonymous mapping: every page of it
 // costs a fault (and zeroing) on first touch, which in this project's VMs costs more than
 // the copy that fills it. A pool keeps the buffers a pipeline returns (e.g. the bytes of a
-// xorb once it is uploaded) and gives them to the next producer with their capacity intact.
-// Thread-safe.
+// xorb once it is uploaded, a request body once it is handled) and gives them to the next
+// producer with their capacity intact. Thread-safe.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <string>
+#include <utility>
 #include <vector>
+
+#include "common/huge_pages.h"
 
 namespace xet {
 
-class BufferPool {
+// `Buffer` is a contiguous byte container: std::vector<uint8_t> or std::string.
+template <typename Buffer>
+class BasicBufferPool {
  public:
   // Keeps at most `max_buffers` returned buffers; a buffer returned beyond that is freed.
-  explicit BufferPool(size_t max_buffers) : max_buffers_(max_buffers) {}
+  explicit BasicBufferPool(size_t max_buffers) : max_buffers_(max_buffers) {}
 
-  // An empty vector with at least `capacity` bytes of capacity: a returned buffer when
-  // one is pooled, else a new allocation advised for transparent huge pages
+  // An empty buffer with at least `capacity` bytes of capacity: a returned one when one is
+  // pooled, else a new allocation advised for transparent huge pages
   // (common/huge_pages.h), so even its first touch costs few faults.
-  std::vector<uint8_t> Take(size_t capacity);
+  Buffer Take(size_t capacity) {
+    Buffer buffer;
+    {
+      std::lock_guard lock(mu_);
+      if (!free_.empty()) {
+        buffer = std::move(free_.back());
+        free_.pop_back();
+      }
+    }
+    if (buffer.capacity() < capacity) {
+      buffer.reserve(capacity);
+      AdviseHugePages(buffer.data(), buffer.capacity());
+    }
+    return buffer;
+  }
 
   // Returns `buffer` to the pool (its contents are discarded). Buffers without capacity are
   // ignored.
-  void Give(std::vector<uint8_t> buffer);
+  void Give(Buffer buffer) {
+    if (buffer.capacity() == 0) return;
+    buffer.clear();
+    std::lock_guard lock(mu_);
+    if (free_.size() < max_buffers_) free_.push_back(std::move(buffer));
+  }
 
-  size_t pooled() const;
+  size_t pooled() const {
+    std::lock_guard lock(mu_);
+    return free_.size();
+  }
 
  private:
   const size_t max_buffers_;
   mutable std::mutex mu_;
-  std::vector<std::vector<uint8_t>> free_;
+  std::vector<Buffer> free_;
 };
+
+using BufferPool = BasicBufferPool<std::vector<uint8_t>>;
+using StringBufferPool = BasicBufferPool<std::string>;
 
 }  // namespace xet

@@ -465,8 +465,9 @@ void HttpConnection::StartBody() {
   // The length was checked against the route's limit before the body was started.
   raw_body_ = true;
   const auto length = static_cast<size_t>(*parser_->content_length());
-  body_.reserve(length);
-  AdviseHugePages(body_.data(), length);  // before the first touch (xorbs are up to 64 MiB)
+  // Large bodies (xorbs are up to 64 MiB) reuse the buffers of earlier requests; a fresh
+  // one is advised for huge pages before its first touch.
+  body_ = length >= kPooledBodyBytes ? shared_.body_buffers.Take(length) : std::string();
   body_.resize(length);
   body_received_ = net::buffer_copy(net::buffer(body_.data(), body_.size()), buffer_.data());
   buffer_.consume(body_received_);  // what the header read brought beyond the header
@@ -556,6 +557,9 @@ void HttpConnection::Dispatch() {
                         params = std::move(params_), context = std::move(context)]() mutable {
         std::string error;
         HttpResponse response = RunHandler(*handler, request, params, &error);
+        if (request.body.capacity() >= kPooledBodyBytes) {
+          self->shared_.body_buffers.Give(std::move(request.body));
+        }
         Outgoing outgoing = BuildOutgoing(std::move(response), context);
         if (outgoing.error.empty()) outgoing.error = std::move(error);
         net::post(self->socket_.get_executor(), [self, outgoing = std::move(outgoing)]() mutable {

@@ -22,6 +22,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "common/buffer_pool.h"
 #include "server/http.h"
 #include "server/http_server.h"
 #include "server/metrics.h"
@@ -36,6 +37,11 @@ using tcp = net::ip::tcp;
 
 class HttpConnection;
 
+// Request bodies of at least 1 MiB are read into pooled buffers; at most 2 are kept idle
+// (up to ~130 MiB with 64 MiB xorbs).
+inline constexpr size_t kPooledBodyBytes = 1 << 20;
+inline constexpr size_t kPooledBodies = 2;
+
 // Owned by the server; outlives every connection and every worker task.
 struct ServerShared {
   ServerShared(ServerOptions opts, Router r, std::shared_ptr<Metrics> m);
@@ -45,6 +51,9 @@ struct ServerShared {
   std::shared_ptr<Metrics> metrics;
   Gauge& open_connections;
   Counter& rejected_connections;
+  // Buffers of request bodies >= kPooledBodyBytes, reused once their request is handled.
+  // Declared before `workers`, whose tasks return buffers to it, so it outlives them.
+  StringBufferPool body_buffers{kPooledBodies};
   net::thread_pool workers;
 
   std::atomic<bool> stopping{false};  // Stop() began: no new requests

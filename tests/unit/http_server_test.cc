@@ -5,6 +5,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <future>
@@ -114,6 +115,17 @@ class HttpServerTest : public ::testing::Test {
           return response;
         },
         RouteOptions{.max_body_bytes = 1000, .name = "echo"});
+    // What a large body held: its size and how many bytes differ from its first byte.
+    add(
+        "POST", "/count",
+        [](const HttpRequest& req, const RouteParams&) {
+          const size_t odd =
+              req.body.empty() ? 0 : std::count_if(req.body.begin(), req.body.end(), [&](char c) {
+                return c != req.body[0];
+              });
+          return HttpResponse::Json(nlohmann::json{{"size", req.body.size()}, {"odd", odd}}.dump());
+        },
+        RouteOptions{.max_body_bytes = 8 << 20, .name = "count"});
     add("GET", "/big",
         [](const HttpRequest&, const RouteParams&) { return HttpResponse::Json(BigJson()); });
     add("GET", "/small", [](const HttpRequest&, const RouteParams&) {
@@ -315,6 +327,27 @@ TEST_F(HttpServerTest, ReadsContentLengthAndChunkedBodies) {
   ASSERT_TRUE(response);
   EXPECT_EQ(response->status, 200);
   EXPECT_EQ(response->body, "hello world");
+}
+
+// Bodies of >= 1 MiB are read into buffers reused across requests: each request still sees
+// exactly its own bytes, also after a larger one (no stale tail) and across connections.
+TEST_F(HttpServerTest, LargeBodiesInReusedBuffersHoldExactlyTheirBytes) {
+  Start();
+  const std::pair<size_t, char> bodies[] = {
+      {3 << 20, 'a'}, {(2 << 20) + 5, 'b'}, {(1 << 20) - 1, 'c'}, {3 << 20, 'd'}};
+  for (int connection = 0; connection < 2; ++connection) {
+    TestHttpClient client(server_->port());
+    for (const auto& [size, fill] : bodies) {
+      ASSERT_TRUE(client.Send("POST /count HTTP/1.1\r\nHost: t\r\nContent-Length: " +
+                              std::to_string(size) + "\r\n\r\n" + std::string(size, fill)));
+      auto response = client.ReadResponse();
+      ASSERT_TRUE(response);
+      ASSERT_EQ(response->status, 200) << response->body;
+      const auto j = nlohmann::json::parse(response->body);
+      EXPECT_EQ(j["size"], size);
+      EXPECT_EQ(j["odd"], 0) << fill;
+    }
+  }
 }
 
 TEST_F(HttpServerTest, Expect100ContinueGetsAnInterimResponse) {
