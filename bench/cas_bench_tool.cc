@@ -15,8 +15,9 @@
 //       A 64 MiB xorb of 1,024 text-like 64 KiB chunks, LZ4: (a) ParseAndVerifyXorb +
 //       footer in process, (b) IngestXorb into a LocalObjectStore + SqliteIndex (durable),
 //       (c) POST /v1/xorbs over HTTP.
-//   cas_bench_tool commit [--shards 400] [--files-per-shard 4] [--threads 16]
-//       Shard commit throughput: distinct shards POSTed to /v1/shards concurrently.
+//   cas_bench_tool commit [--shards 400] [--files-per-shard 4] [--threads 16] [--perf-dir DIR]
+//       Shard commit throughput: distinct shards POSTed to /v1/shards concurrently
+//       (--perf-dir: perf record of the server during the commits only, DIR/commit.data).
 //   cas_bench_tool wrk --lua bench/wrk-reconstructions.lua [--duration 30] [--connections 64]
 //                      [--wrk-threads 2]
 //       Runs wrk against GET /v2/reconstructions/<id> of a few small files.
@@ -34,6 +35,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <regex>
 #include <stdexcept>
@@ -490,6 +492,9 @@ void RunCommit(const Options& opts) {
   std::string error;
   std::vector<double> latencies;
   std::vector<std::thread> pool;
+  const std::string perf_dir = opts.Get("perf-dir", "");
+  std::optional<PerfRecording> perf;
+  perf.emplace(server.pid(), perf_dir.empty() ? "" : perf_dir + "/commit.data");
   const double cpu0 = ProcessCpuMs(server.pid());
   const auto t0 = Clock::now();
   for (size_t t = 0; t < threads; ++t) {
@@ -518,6 +523,7 @@ void RunCommit(const Options& opts) {
   for (auto& t : pool) t.join();
   const double wall_ms = MsSince(t0);
   const double server_cpu_ms = ProcessCpuMs(server.pid()) - cpu0;
+  perf.reset();  // stop recording before the server shuts down
   if (!error.empty()) throw std::runtime_error(error);
   const double per_s = static_cast<double>(num_shards) / (wall_ms / 1000.0);
   Emit({{"bench", "commit"},
