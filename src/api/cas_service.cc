@@ -177,6 +177,7 @@ HttpResponse CasService::UploadShard(const HttpRequest& req, const RouteParams&)
   ShardIngestOptions opts;
   opts.visible_scopes = principal->read_scopes();
   opts.scope = *scope;
+  opts.xorb_records = &xorb_cache_;
   auto result = IngestShard(BodyBytes(req), opts, index_, objects_);
   CountShard(result);
   if (!result.ok()) return UploadError(result.status());
@@ -201,6 +202,7 @@ HttpResponse CasService::UploadShardStreaming(const HttpRequest& req, const Rout
     ShardIngestOptions opts;
     opts.visible_scopes = p.read_scopes();
     opts.scope = sc;
+    opts.xorb_records = &xorb_cache_;
     opts.progress = [&](size_t v, size_t t) {
       verified.store(v, std::memory_order_relaxed);
       total.store(t, std::memory_order_relaxed);

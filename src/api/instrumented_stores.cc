@@ -36,6 +36,10 @@ class InstrumentedIndex final : public Index {
   Result<bool> XorbVisible(const Hash& h, std::span<const Scope> s) override {
     return Count(inner_.XorbVisible(h, s), errors_);
   }
+  Result<std::vector<bool>> XorbsVisible(std::span<const Hash> h,
+                                         std::span<const Scope> s) override {
+    return Count(inner_.XorbsVisible(h, s), errors_);
+  }
   Result<ShardCommitResult> CommitShard(const ShardCommit& c) override {
     return Count(inner_.CommitShard(c), errors_);
   }

@@ -1,7 +1,9 @@
 #include "api/shard_ingest.h"
 
+#include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "format/merkle.h"
 #include "format/sha256.h"
@@ -16,37 +18,56 @@ std::string TermContext(size_t file, const Hash& file_hash, size_t term) {
          std::to_string(term);
 }
 
-// Loads each referenced xorb's record once, checking existence and visibility.
-class XorbCache {
+// The chunk tables of every xorb a shard references, loaded before any term is checked:
+// visibility from the index in one lookup, the records from the shared cache when there
+// is one.
+class ReferencedXorbs {
  public:
-  XorbCache(Index& index, std::span<const Scope> scopes) : index_(index), scopes_(scopes) {}
+  static Result<ReferencedXorbs> Load(const Shard& shard, Index& index,
+                                      std::span<const Scope> scopes, XorbRecordCache* shared) {
+    // Distinct hashes, in order of first use.
+    std::vector<Hash> hashes;
+    std::unordered_map<Hash, std::shared_ptr<const XorbRecord>> records;
+    auto note = [&](const Hash& h) {
+      if (records.emplace(h, nullptr).second) hashes.push_back(h);
+    };
+    for (const FileInfo& f : shard.files) {
+      for (const FileDataSequenceEntry& t : f.terms) note(t.cas_hash);
+    }
+    for (const CasInfo& cas : shard.cas_infos) note(cas.cas_hash);
 
-  Result<const XorbRecord*> Get(const Hash& hash, bool require_visible) {
-    auto it = cache_.find(hash);
-    if (it == cache_.end()) {
-      XET_ASSIGN_OR_RETURN(auto rec, index_.GetXorb(hash));
-      if (!rec) {
-        return Status::InvalidArgument("references xorb " + hash.ToHex() +
+    XET_ASSIGN_OR_RETURN(std::vector<bool> visible, index.XorbsVisible(hashes, scopes));
+    for (size_t i = 0; i < hashes.size(); ++i) {
+      std::shared_ptr<const XorbRecord> rec;
+      if (visible[i]) {
+        XET_ASSIGN_OR_RETURN(rec, Read(hashes[i], index, shared));
+      }
+      if (rec == nullptr) {
+        return Status::InvalidArgument("references xorb " + hashes[i].ToHex() +
                                        " which was not uploaded; upload xorbs before the shard");
       }
-      it = cache_.emplace(hash, std::move(*rec)).first;
+      records[hashes[i]] = std::move(rec);
     }
-    if (require_visible && !visible_.contains(hash)) {
-      XET_ASSIGN_OR_RETURN(bool vis, index_.XorbVisible(hash, scopes_));
-      if (!vis) {
-        return Status::InvalidArgument("references xorb " + hash.ToHex() +
-                                       " which was not uploaded; upload xorbs before the shard");
-      }
-      visible_.emplace(hash, true);
-    }
-    return &it->second;
+    return ReferencedXorbs(std::move(records));
   }
 
+  // A xorb the shard references (its record is loaded).
+  const XorbRecord& Get(const Hash& hash) const { return *records_.at(hash); }
+
  private:
-  Index& index_;
-  std::span<const Scope> scopes_;
-  std::unordered_map<Hash, XorbRecord> cache_;
-  std::unordered_map<Hash, bool> visible_;
+  explicit ReferencedXorbs(std::unordered_map<Hash, std::shared_ptr<const XorbRecord>> records)
+      : records_(std::move(records)) {}
+
+  // The record, or nullptr when the xorb is unknown.
+  static Result<std::shared_ptr<const XorbRecord>> Read(const Hash& hash, Index& index,
+                                                        XorbRecordCache* shared) {
+    if (shared != nullptr) return shared->Get(hash);
+    XET_ASSIGN_OR_RETURN(auto rec, index.GetXorb(hash));
+    if (!rec) return std::shared_ptr<const XorbRecord>();
+    return std::make_shared<const XorbRecord>(std::move(*rec));
+  }
+
+  std::unordered_map<Hash, std::shared_ptr<const XorbRecord>> records_;
 };
 
 uint32_t ChunkSize(const XorbRecord& x, size_t i) {
@@ -83,7 +104,9 @@ Result<ShardIngestResult> IngestShard(std::span<const uint8_t> body,
   XET_ASSIGN_OR_RETURN(Shard shard, ParseShard(body));
   XET_RETURN_IF_ERROR(ValidateUploadShard(shard));
 
-  XorbCache xorbs(index, options.visible_scopes);
+  XET_ASSIGN_OR_RETURN(
+      ReferencedXorbs xorbs,
+      ReferencedXorbs::Load(shard, index, options.visible_scopes, options.xorb_records));
   size_t total_terms = 0;
   for (const FileInfo& f : shard.files) total_terms += f.terms.size();
   size_t verified_terms = 0;
@@ -100,7 +123,7 @@ Result<ShardIngestResult> IngestShard(std::span<const uint8_t> body,
     file_chunks.clear();
     for (size_t ti = 0; ti < f.terms.size(); ++ti) {
       const FileDataSequenceEntry& t = f.terms[ti];
-      XET_ASSIGN_OR_RETURN(const XorbRecord* x, xorbs.Get(t.cas_hash, true));
+      const XorbRecord* x = &xorbs.Get(t.cas_hash);
       const std::string ctx = TermContext(fi, f.file_hash, ti);
       if (t.chunk_index_start >= t.chunk_index_end || t.chunk_index_end > x->chunks.size()) {
         return Status::InvalidArgument(
@@ -139,8 +162,7 @@ Result<ShardIngestResult> IngestShard(std::span<const uint8_t> body,
   }
 
   for (const CasInfo& cas : shard.cas_infos) {
-    XET_ASSIGN_OR_RETURN(const XorbRecord* x, xorbs.Get(cas.cas_hash, true));
-    XET_RETURN_IF_ERROR(CheckCasInfo(cas, *x));
+    XET_RETURN_IF_ERROR(CheckCasInfo(cas, xorbs.Get(cas.cas_hash)));
     commit.xorbs.push_back(cas.cas_hash);
   }
 

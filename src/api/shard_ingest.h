@@ -6,6 +6,7 @@
 #include <functional>
 #include <span>
 
+#include "api/xorb_record_cache.h"
 #include "common/result.h"
 #include "store/index.h"
 #include "store/object_store.h"
@@ -20,6 +21,10 @@ struct ShardIngestOptions {
   Scope scope;
   // Called with (verified, total) as terms are verified; may be empty.
   std::function<void(size_t verified, size_t total)> progress;
+  // Where the referenced xorbs' chunk tables are read (a cache shared across requests, over
+  // the same index); null reads each from the index once per shard. Existence and
+  // visibility are checked against the index either way.
+  XorbRecordCache* xorb_records = nullptr;
 };
 
 struct ShardIngestResult {

@@ -34,4 +34,9 @@ Result<std::shared_ptr<const XorbRecord>> XorbRecordCache::Get(const Hash& xorb_
   return shared;
 }
 
+size_t XorbRecordCache::size() const {
+  std::lock_guard lock(mu_);
+  return entries_.size();
+}
+
 }  // namespace xet

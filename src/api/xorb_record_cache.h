@@ -23,6 +23,9 @@ class XorbRecordCache {
   // The record, from the cache or the index; nullptr when the xorb is unknown.
   Result<std::shared_ptr<const XorbRecord>> Get(const Hash& xorb_hash);
 
+  // How many records are cached (for tests).
+  size_t size() const;
+
  private:
   struct Entry {
     std::shared_ptr<const XorbRecord> record;
@@ -32,7 +35,7 @@ class XorbRecordCache {
 
   Index& index_;
   const size_t capacity_bytes_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::list<Hash> lru_;  // front = most recently used
   std::unordered_map<Hash, Entry> entries_;
   size_t bytes_ = 0;

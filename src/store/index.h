@@ -50,6 +50,10 @@ class Index {
   // Existence only, cheaper than GetXorb.
   virtual Result<bool> HasXorb(const Hash& xorb_hash) = 0;
   virtual Result<bool> XorbVisible(const Hash& xorb_hash, std::span<const Scope> scopes) = 0;
+  // XorbVisible for each of `xorb_hashes` (element i answers xorb_hashes[i]), read from one
+  // snapshot: one lookup for the many xorbs a shard references.
+  virtual Result<std::vector<bool>> XorbsVisible(std::span<const Hash> xorb_hashes,
+                                                 std::span<const Scope> scopes) = 0;
 
   // --- files and shards ---
   // Registers a shard's files and xorb visibility for commit.scope. Files already known

@@ -268,6 +268,17 @@ std::string LocalObjectStore::TempName(std::string_view base) {
   return name;
 }
 
+Status LocalObjectStore::SyncDir(const std::string& dir_path) {
+  FsyncGroup* group;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto& slot = dir_syncs_[dir_path];
+    if (!slot) slot = std::make_unique<FsyncGroup>([dir_path] { return FsyncPath(dir_path); });
+    group = slot.get();
+  }
+  return group->Sync();
+}
+
 Result<bool> LocalObjectStore::Put(std::string_view key, std::span<const uint8_t> data) {
   const std::span<const uint8_t> parts[] = {data};
   return PutParts(key, parts);
@@ -317,7 +328,7 @@ Result<bool> LocalObjectStore::PutParts(std::string_view key,
   if (::unlink(temp_path.c_str()) != 0 && errno != ENOENT) {
     return ErrnoStatus("remove temporary file for", key, errno);
   }
-  if (created) XET_RETURN_IF_ERROR(FsyncPath(dir_path));
+  if (created) XET_RETURN_IF_ERROR(SyncDir(dir_path));
   return created;
 }
 

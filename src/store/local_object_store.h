@@ -4,11 +4,13 @@
 // file ".tmp-<name>-<nonce>" beside the final name (O_CREAT|O_EXCL; a dot-name, which no
 // valid key can have), writes it fully, fsyncs it, then link()s it to the final name (link
 // never replaces an existing name, so a finished object is never overwritten), unlinks the
-// temporary name and fsyncs the directory. Directories created on the way are fsynced into
-// their parents before the first object in them is reported durable. Objects of 1 MiB or
-// more are written with O_DIRECT (through an aligned bounce buffer; buffered where the file
-// system refuses it): the page-cache copy of a fresh object costs more CPU than it saves. Opening
-// the store removes temporary files a crash left behind.
+// temporary name and fsyncs the directory (concurrent Puts into one directory share that
+// fsync: one that starts after a Put's link covers it; see FsyncGroup). Directories created
+// on the way are fsynced into their parents before the first object in them is reported
+// durable. Objects of 1 MiB or more are written with O_DIRECT (through an aligned bounce
+// buffer; buffered where the file system refuses it): the page-cache copy of a fresh object
+// costs more CPU than it saves. Opening the store removes temporary files a crash left
+// behind.
 #pragma once
 
 #include <cstdint>
@@ -17,10 +19,12 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 #include "common/result.h"
+#include "store/fsync_group.h"
 #include "store/object_store.h"
 
 namespace xet {
@@ -47,6 +51,8 @@ class LocalObjectStore final : public ObjectStore {
   // durable in its parent (once per directory per store instance).
   Status EnsureDurableDir(const std::string& rel_dir);
   std::string TempName(std::string_view base);
+  // Makes the entries linked into the directory `dir_path` so far durable (a shared fsync).
+  Status SyncDir(const std::string& dir_path);
 
   const std::string root_;
   const uint64_t nonce_;  // random per instance: temp names of concurrent processes differ
@@ -54,6 +60,8 @@ class LocalObjectStore final : public ObjectStore {
   std::mutex mu_;
   uint64_t temp_counter_ = 0;                     // guarded by mu_
   std::unordered_set<std::string> durable_dirs_;  // guarded by mu_; relative to root_
+  // guarded by mu_ (the map; each group syncs on its own); keyed by absolute path
+  std::unordered_map<std::string, std::unique_ptr<FsyncGroup>> dir_syncs_;
 };
 
 }  // namespace xet

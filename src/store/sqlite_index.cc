@@ -20,15 +20,45 @@ Result<bool> ExistsByHash(SqliteDb& db, const char* sql, const Hash& h) {
   return stmt->Step();
 }
 
-// Runs `sql` with a hash in ?1 and the scopes (as JSON) in ?2.
+// Runs `sql` with a hash in ?1 and the scopes (ScopesAsJson) in ?2.
 Result<bool> ExistsByHashInScopes(SqliteDb& db, const char* sql, const Hash& h,
-                                  std::span<const Scope> scopes) {
-  const std::string json = ScopesAsJson(scopes);
+                                  const std::string& json) {
   XET_ASSIGN_OR_RETURN(ScopedStatement stmt, db.Prepare(sql));
   XET_RETURN_IF_ERROR(stmt->BindBlob(1, HashBytes(h)));
   XET_RETURN_IF_ERROR(stmt->BindText(2, json));
   return stmt->Step();
 }
+
+constexpr const char* kXorbExistsSql = "SELECT 1 FROM xorbs WHERE hash = ?1";
+constexpr const char* kXorbVisibleSql =
+    "SELECT 1 FROM xorb_scopes WHERE xorb_hash = ?1 AND scope IN "
+    "(SELECT value FROM json_each(?2)) LIMIT 1";
+
+// Keeps one read transaction open on a reader connection across several statements (each
+// statement otherwise opens its own, and every start after a commit drops the connection's
+// page cache and memory map); ends it on destruction.
+class ReadTransaction {
+ public:
+  static Result<ReadTransaction> Begin(SqliteDb& db) {
+    XET_ASSIGN_OR_RETURN(ScopedStatement begin, db.Prepare("BEGIN"));
+    XET_RETURN_IF_ERROR(begin->Run());
+    return ReadTransaction(&db);
+  }
+  ReadTransaction(ReadTransaction&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
+  ReadTransaction(const ReadTransaction&) = delete;
+  ReadTransaction& operator=(const ReadTransaction&) = delete;
+  ReadTransaction& operator=(ReadTransaction&&) = delete;
+  ~ReadTransaction() {
+    if (db_ == nullptr || db_->InAutocommit()) return;
+    auto end = db_->Prepare("COMMIT");  // nothing was written: this only releases the snapshot
+    if (end.ok()) (void)(*end)->Run();
+    if (!db_->InAutocommit()) (void)db_->Exec("ROLLBACK");
+  }
+
+ private:
+  explicit ReadTransaction(SqliteDb* db) : db_(db) {}
+  SqliteDb* db_;
+};
 
 Status AddXorbScope(SqliteDb& db, const Hash& xorb, const Scope& scope) {
   XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
@@ -81,9 +111,14 @@ Result<std::unique_ptr<SqliteIndex>> SqliteIndex::Open(const std::string& path,
   // The writer's page caches hold a whole large group (a 10,000-op bucket batch touches a
   // few thousand pages; a 100,000-entry directory move stages 15 MB in a TEMP table): with
   // SQLite's 2 MB default, pages are spilled and read back within one transaction.
+  // temp_store=MEMORY keeps each group's statement journal (the pre-images the per-operation
+  // SAVEPOINT needs to roll one operation back) in memory: on disk SQLite creates a fresh
+  // temporary file per group once it passes 64 KiB and writes every pre-image to it (about
+  // half of the writer's write() calls in a shard commit burst). That journal only serves a
+  // rollback inside the open transaction, never crash recovery: durability is unchanged.
   XET_RETURN_IF_ERROR(
       writer_db->Exec("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; PRAGMA cache_size=-65536; "
-                      "PRAGMA temp.cache_size=-65536;"));
+                      "PRAGMA temp_store=MEMORY; PRAGMA temp.cache_size=-65536;"));
   XET_RETURN_IF_ERROR(MigrateSqliteSchema(*writer_db).WithContext("index " + path));
   XET_ASSIGN_OR_RETURN(
       auto readers,
@@ -151,16 +186,29 @@ Result<std::optional<XorbRecord>> SqliteIndex::GetXorb(const Hash& xorb_hash) {
 
 Result<bool> SqliteIndex::HasXorb(const Hash& xorb_hash) {
   auto lease = readers_->Acquire();
-  return ExistsByHash(lease.db(), "SELECT 1 FROM xorbs WHERE hash = ?1", xorb_hash);
+  return ExistsByHash(lease.db(), kXorbExistsSql, xorb_hash);
 }
 
 Result<bool> SqliteIndex::XorbVisible(const Hash& xorb_hash, std::span<const Scope> scopes) {
   if (scopes.empty()) return HasXorb(xorb_hash);
   auto lease = readers_->Acquire();
-  return ExistsByHashInScopes(lease.db(),
-                              "SELECT 1 FROM xorb_scopes WHERE xorb_hash = ?1 AND scope IN "
-                              "(SELECT value FROM json_each(?2)) LIMIT 1",
-                              xorb_hash, scopes);
+  return ExistsByHashInScopes(lease.db(), kXorbVisibleSql, xorb_hash, ScopesAsJson(scopes));
+}
+
+Result<std::vector<bool>> SqliteIndex::XorbsVisible(std::span<const Hash> xorb_hashes,
+                                                    std::span<const Scope> scopes) {
+  std::vector<bool> visible(xorb_hashes.size(), false);
+  if (xorb_hashes.empty()) return visible;
+  const std::string json = ScopesAsJson(scopes);
+  auto lease = readers_->Acquire();
+  XET_ASSIGN_OR_RETURN(ReadTransaction txn, ReadTransaction::Begin(lease.db()));
+  for (size_t i = 0; i < xorb_hashes.size(); ++i) {
+    XET_ASSIGN_OR_RETURN(
+        visible[i], scopes.empty()
+                        ? ExistsByHash(lease.db(), kXorbExistsSql, xorb_hashes[i])
+                        : ExistsByHashInScopes(lease.db(), kXorbVisibleSql, xorb_hashes[i], json));
+  }
+  return visible;
 }
 
 // --- files and shards ---
@@ -249,7 +297,7 @@ Result<bool> SqliteIndex::FileVisible(const Hash& file_hash, std::span<const Sco
   return ExistsByHashInScopes(lease.db(),
                               "SELECT 1 FROM file_scopes WHERE file_hash = ?1 AND scope IN "
                               "(SELECT value FROM json_each(?2)) LIMIT 1",
-                              file_hash, scopes);
+                              file_hash, ScopesAsJson(scopes));
 }
 
 // --- global dedup ---

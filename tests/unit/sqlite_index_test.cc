@@ -159,6 +159,34 @@ TEST(SqliteIndex, XorbRoundTripAndVisibility) {
   EXPECT_EQ(**index->GetXorb(empty.hash), empty);
 }
 
+TEST(SqliteIndex, XorbsVisibleAnswersEachHashInOneLookup) {
+  TempDir dir;
+  auto index = Open(DbPath(dir));
+  XorbRecord a = MakeXorb(7), b = MakeXorb(8);
+  ASSERT_TRUE(index->PutXorb(a, "ns/a").ok());
+  ASSERT_TRUE(index->PutXorb(b, "ns/b").ok());
+  const Hash unknown = H(1, 999);
+  const std::vector<Hash> hashes = {a.hash, unknown, b.hash, a.hash};
+
+  auto vis = index->XorbsVisible(hashes, S({"ns/a"}));
+  ASSERT_TRUE(vis.ok()) << vis.status().ToString();
+  EXPECT_EQ(*vis, (std::vector<bool>{true, false, false, true}));
+  vis = index->XorbsVisible(hashes, S({"ns/b", "ns/a"}));
+  ASSERT_TRUE(vis.ok());
+  EXPECT_EQ(*vis, (std::vector<bool>{true, false, true, true}));
+  vis = index->XorbsVisible(hashes, {});  // admin: exists
+  ASSERT_TRUE(vis.ok());
+  EXPECT_EQ(*vis, (std::vector<bool>{true, false, true, true}));
+  vis = index->XorbsVisible({}, S({"ns/a"}));
+  ASSERT_TRUE(vis.ok());
+  EXPECT_TRUE(vis->empty());
+  // The read transaction ended: a later write is seen by the next lookup.
+  ASSERT_TRUE(index->PutXorb(b, "ns/a").ok());
+  vis = index->XorbsVisible(hashes, S({"ns/a"}));
+  ASSERT_TRUE(vis.ok());
+  EXPECT_EQ(*vis, (std::vector<bool>{true, false, true, true}));
+}
+
 TEST(SqliteIndex, FileRoundTripAndVisibility) {
   TempDir dir;
   auto index = Open(DbPath(dir));
