@@ -123,9 +123,14 @@ Result<std::unique_ptr<SqliteIndex>> SqliteIndex::Open(const std::string& path,
   XET_ASSIGN_OR_RETURN(
       auto readers,
       SqliteReadPool::Open(path, opts.read_connections == 0 ? 1 : opts.read_connections,
-                           opts.busy_timeout_ms));
+                           opts.busy_timeout_ms, /*memory_map=*/true));
+  XET_ASSIGN_OR_RETURN(
+      auto lookups,
+      SqliteReadPool::Open(path, opts.lookup_connections == 0 ? 1 : opts.lookup_connections,
+                           opts.busy_timeout_ms, /*memory_map=*/false));
   auto writer = std::make_unique<SqliteGroupCommitter>(std::move(writer_db));
-  return std::unique_ptr<SqliteIndex>(new SqliteIndex(std::move(readers), std::move(writer)));
+  return std::unique_ptr<SqliteIndex>(
+      new SqliteIndex(std::move(readers), std::move(lookups), std::move(writer)));
 }
 
 // --- xorbs ---
@@ -185,13 +190,13 @@ Result<std::optional<XorbRecord>> SqliteIndex::GetXorb(const Hash& xorb_hash) {
 }
 
 Result<bool> SqliteIndex::HasXorb(const Hash& xorb_hash) {
-  auto lease = readers_->Acquire();
+  auto lease = lookups_->Acquire();
   return ExistsByHash(lease.db(), kXorbExistsSql, xorb_hash);
 }
 
 Result<bool> SqliteIndex::XorbVisible(const Hash& xorb_hash, std::span<const Scope> scopes) {
   if (scopes.empty()) return HasXorb(xorb_hash);
-  auto lease = readers_->Acquire();
+  auto lease = lookups_->Acquire();
   return ExistsByHashInScopes(lease.db(), kXorbVisibleSql, xorb_hash, ScopesAsJson(scopes));
 }
 
@@ -200,7 +205,7 @@ Result<std::vector<bool>> SqliteIndex::XorbsVisible(std::span<const Hash> xorb_h
   std::vector<bool> visible(xorb_hashes.size(), false);
   if (xorb_hashes.empty()) return visible;
   const std::string json = ScopesAsJson(scopes);
-  auto lease = readers_->Acquire();
+  auto lease = lookups_->Acquire();
   XET_ASSIGN_OR_RETURN(ReadTransaction txn, ReadTransaction::Begin(lease.db()));
   for (size_t i = 0; i < xorb_hashes.size(); ++i) {
     XET_ASSIGN_OR_RETURN(
@@ -290,7 +295,7 @@ Result<std::optional<FileRecord>> SqliteIndex::GetFile(const Hash& file_hash) {
 }
 
 Result<bool> SqliteIndex::FileVisible(const Hash& file_hash, std::span<const Scope> scopes) {
-  auto lease = readers_->Acquire();
+  auto lease = lookups_->Acquire();
   if (scopes.empty()) {
     return ExistsByHash(lease.db(), "SELECT 1 FROM files WHERE hash = ?1", file_hash);
   }
@@ -308,7 +313,7 @@ Result<std::vector<Hash>> SqliteIndex::FindXorbsWithChunk(const Hash& chunk_hash
   std::vector<Hash> xorbs;
   if (limit == 0) return xorbs;
   const int64_t sql_limit = SqlLimit(limit);
-  auto lease = readers_->Acquire();
+  auto lease = lookups_->Acquire();
   const std::string json = ScopesAsJson(scopes);
   XET_ASSIGN_OR_RETURN(
       ScopedStatement stmt,
@@ -359,7 +364,7 @@ Status SqliteIndex::PutToken(const TokenRecord& token) {
 }
 
 Result<std::optional<TokenRecord>> SqliteIndex::FindTokenBySecretHash(const Hash& secret_hash) {
-  auto lease = readers_->Acquire();
+  auto lease = lookups_->Acquire();
   XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
                        lease.db().Prepare(std::string("SELECT ") + kTokenColumns +
                                           " FROM tokens WHERE secret_hash = ?1"));
@@ -371,7 +376,7 @@ Result<std::optional<TokenRecord>> SqliteIndex::FindTokenBySecretHash(const Hash
 }
 
 Result<std::vector<TokenRecord>> SqliteIndex::ListTokens() {
-  auto lease = readers_->Acquire();
+  auto lease = lookups_->Acquire();
   XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
                        lease.db().Prepare(std::string("SELECT ") + kTokenColumns +
                                           " FROM tokens ORDER BY created_at, id"));

@@ -27,7 +27,8 @@ namespace xet {
 class SqliteIndex final : public Index {
  public:
   struct Options {
-    size_t read_connections = 4;
+    size_t read_connections = 4;    // memory-mapped: records and listings
+    size_t lookup_connections = 4;  // not mapped: existence, visibility and token lookups
     int busy_timeout_ms = 10000;
   };
 
@@ -78,11 +79,16 @@ class SqliteIndex final : public Index {
   SqliteGroupCommitter::Stats WriteStats() const { return writer_->stats(); }
 
  private:
-  SqliteIndex(std::unique_ptr<SqliteReadPool> readers, std::unique_ptr<SqliteGroupCommitter> writer)
-      : readers_(std::move(readers)), writer_(std::move(writer)) {}
+  SqliteIndex(std::unique_ptr<SqliteReadPool> readers, std::unique_ptr<SqliteReadPool> lookups,
+              std::unique_ptr<SqliteGroupCommitter> writer)
+      : readers_(std::move(readers)), lookups_(std::move(lookups)), writer_(std::move(writer)) {}
 
   // Declared in this order so the writer drains and stops before the readers close.
+  // readers_ map the database file (records of up to megabytes); lookups_ do not (point
+  // queries, where remapping after every commit costs more than the mapping saves; see
+  // SqliteReadPool::Open).
   std::unique_ptr<SqliteReadPool> readers_;
+  std::unique_ptr<SqliteReadPool> lookups_;
   std::unique_ptr<SqliteGroupCommitter> writer_;
 };
 

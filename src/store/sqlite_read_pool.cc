@@ -3,18 +3,18 @@
 namespace xet {
 namespace {
 
-constexpr const char* kReaderPragmas = "PRAGMA mmap_size=1073741824; PRAGMA cache_size=-8192;";
+constexpr const char* kMappedReaderPragmas =
+    "PRAGMA mmap_size=1073741824; PRAGMA cache_size=-8192;";
+constexpr const char* kUnmappedReaderPragmas = "PRAGMA mmap_size=0; PRAGMA cache_size=-8192;";
 
 }  // namespace
 
 Result<std::unique_ptr<SqliteReadPool>> SqliteReadPool::Open(const std::string& path, size_t size,
-                                                             int busy_timeout_ms) {
+                                                             int busy_timeout_ms, bool memory_map) {
   std::unique_ptr<SqliteReadPool> pool(new SqliteReadPool());
   for (size_t i = 0; i < size; ++i) {
     XET_ASSIGN_OR_RETURN(auto db, SqliteDb::Open(path, /*read_only=*/true, busy_timeout_ms));
-    // Large records (a 100,000-term file is a 4.4 MB blob) are read through the shared OS
-    // page cache via mmap instead of each connection's small page cache.
-    XET_RETURN_IF_ERROR(db->Exec(kReaderPragmas));
+    XET_RETURN_IF_ERROR(db->Exec(memory_map ? kMappedReaderPragmas : kUnmappedReaderPragmas));
     pool->free_.push_back(std::move(db));
   }
   return pool;
