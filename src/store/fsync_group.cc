@@ -17,10 +17,11 @@ Status FsyncGroup::Sync() {
       mine->status = std::move(st);
       mine->done = true;
       running_ = false;
-      cv_.notify_all();  // this round's callers, and a leader for the next
+      mine->cv.notify_all();              // this round's callers
+      if (next_) next_->cv.notify_one();  // one of the next round's callers leads it
       break;
     }
-    cv_.wait(lock);
+    mine->cv.wait(lock);
   }
   return mine->status;
 }

@@ -28,13 +28,13 @@ class FsyncGroup {
 
  private:
   struct Round {
-    bool done = false;  // guarded by mu_
-    Status status;      // guarded by mu_; set when done
+    bool done = false;           // guarded by mu_
+    Status status;               // guarded by mu_; set when done
+    std::condition_variable cv;  // this round's callers wait here
   };
 
   const std::function<Status()> sync_;
   std::mutex mu_;
-  std::condition_variable cv_;
   bool running_ = false;         // guarded by mu_: a round's sync is in progress
   std::shared_ptr<Round> next_;  // guarded by mu_: the round not yet started (may be null)
 };

@@ -7,7 +7,8 @@ namespace xet {
 struct SqliteGroupCommitter::Pending {
   Operation op;
   Status status;
-  bool done = false;  // guarded by mu_
+  bool done = false;           // guarded by mu_
+  std::condition_variable cv;  // signalled when done: only this caller wakes
 };
 
 SqliteGroupCommitter::SqliteGroupCommitter(std::unique_ptr<SqliteDb> db)
@@ -30,7 +31,7 @@ Status SqliteGroupCommitter::Submit(Operation op) {
   queue_.push_back(&pending);
   const bool wake = queue_.size() == 1;
   if (wake) queue_cv_.notify_one();
-  done_cv_.wait(lock, [&] { return pending.done; });
+  pending.cv.wait(lock, [&] { return pending.done; });
   return pending.status;
 }
 
@@ -58,9 +59,12 @@ void SqliteGroupCommitter::Run() {
         stats_.transactions++;
         stats_.operations += batch.size();
       }
-      for (Pending* p : batch) p->done = true;
+      // Notified under the lock: once done is seen, a caller's Pending may be gone.
+      for (Pending* p : batch) {
+        p->done = true;
+        p->cv.notify_one();
+      }
     }
-    done_cv_.notify_all();
     batch.clear();
   }
 }

@@ -60,8 +60,7 @@ class SqliteGroupCommitter {
 
   mutable std::mutex mu_;
   Stats stats_;                       // guarded by mu_
-  std::condition_variable queue_cv_;  // writer waits for work
-  std::condition_variable done_cv_;   // callers wait for their results
+  std::condition_variable queue_cv_;  // writer waits for work (callers wait on their Pending)
   std::deque<Pending*> queue_;        // guarded by mu_
   bool stopping_ = false;             // guarded by mu_
   std::thread thread_;                // started last
