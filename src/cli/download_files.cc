@@ -76,6 +76,7 @@ Status DownloadToFiles(RemoteConnection& conn, const std::string& bucket_id,
   if (stats) stats->files_total += jobs.size();
   DownloadOptions options;
   options.stats = stats;
+  options.chunk_cache_dir = conn.ChunkCacheDir();
   Downloader downloader(cas->client(), options);
   for (const DownloadJob& job : jobs) {
     Status st = downloader.DownloadToFile(job.file.xet_hash, job.file.size, job.local_path);
@@ -97,6 +98,7 @@ Status DownloadToStdout(RemoteConnection& conn, const std::string& bucket_id,
   if (file.size > 0) {
     DownloadOptions options;
     options.stats = stats;
+    options.chunk_cache_dir = conn.ChunkCacheDir();
     Downloader downloader(cas->client(), options);
     Status write_error;
     // The streaming path checks no file hash of its own: hash what goes out, so that a

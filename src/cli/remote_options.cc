@@ -49,6 +49,10 @@ void AddCacheOptions(CLI::App* cmd, RemoteOptions* options) {
   cmd->add_flag("--no-cache", options->no_cache,
                 "Keep no local cache: deduplicate only against what the server reports")
       ->group(group);
+  cmd->add_flag("--chunk-cache", options->chunk_cache,
+                "Also keep downloaded chunks in the cache directory (up to 10 GiB, least "
+                "recently used first out), so downloading them again reads them locally")
+      ->group(group);
 }
 
 ResolvedRemote ResolveRemote(const RemoteOptions& options, const EnvLookup& getenv) {
@@ -66,6 +70,7 @@ ResolvedRemote ResolveRemote(const RemoteOptions& options, const EnvLookup& gete
         r.cache_dir = home + "/.cache/xetstore";
       }
     }
+    if (options.chunk_cache && !r.cache_dir.empty()) r.chunk_cache_dir = r.cache_dir + "/chunks";
   }
   return r;
 }

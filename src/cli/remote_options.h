@@ -30,12 +30,14 @@ struct RemoteOptions {
   int retries = 5;        // retries of a failed request after the first attempt
   std::string cache_dir;  // --cache-dir ("" = not given)
   bool no_cache = false;
+  bool chunk_cache = false;  // --chunk-cache: also keep downloaded chunks
 };
 
 // Adds --endpoint, --token and --retries (in a "Connection" group) to `cmd`, bound to
 // `options`. May be called for several commands with the same `options`.
 void AddRemoteOptions(CLI::App* cmd, RemoteOptions* options);
-// Adds --cache-dir and --no-cache (in a "Cache" group), for the commands that upload.
+// Adds --cache-dir, --no-cache and --chunk-cache (in a "Cache" group), for the commands
+// that transfer file data (cp, sync).
 void AddCacheOptions(CLI::App* cmd, RemoteOptions* options);
 
 // The endpoint and token after the resolution above. `getenv` is the environment lookup
@@ -43,7 +45,8 @@ void AddCacheOptions(CLI::App* cmd, RemoteOptions* options);
 struct ResolvedRemote {
   std::string endpoint;  // without trailing '/'
   std::string token;
-  std::string cache_dir;  // "" = no cache
+  std::string cache_dir;        // "" = no cache
+  std::string chunk_cache_dir;  // <cache_dir>/chunks with --chunk-cache, else ""
 };
 using EnvLookup = std::function<const char*(const char*)>;
 ResolvedRemote ResolveRemote(const RemoteOptions& options, const EnvLookup& getenv);
@@ -69,6 +72,10 @@ class RemoteConnection {
   // per (server, bucket) because a shard describes what one scope of one server holds.
   // "" when there is no cache directory.
   std::string ShardCacheDir(const std::string& bucket_id) const;
+  // The download chunk cache (client/chunk_cache.h; bounded LRU, shared by every server and
+  // bucket: entries are named by xorb hash and every download is checked against its file
+  // hash), or "" unless --chunk-cache was given with a cache directory.
+  const std::string& ChunkCacheDir() const { return resolved_.chunk_cache_dir; }
 
   // A CAS client for `bucket_id` with read or write CAS tokens fetched (and refreshed) through
   // the Hub API. The first token is fetched here, so an unknown bucket, a token without the

@@ -63,6 +63,28 @@ TEST_F(CpDownloadCliTest, FolderRoundTripIsByteExact) {
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 5) << r.out;
 }
 
+// --chunk-cache keeps downloaded chunks under <cache>/chunks; a second download is served
+// from there and is still byte-exact. Without the flag no chunk cache is written.
+TEST_F(CpDownloadCliTest, ChunkCacheIsOptInAndServesRepeatedDownloads) {
+  const std::string dir = LocalDir("dl-cache");
+  const std::string cache = dir + "/cache";
+  auto r = Run("cp -q --cache-dir " + cache + " hf://buckets/team/data/set/multi/chunk.bin " + dir +
+               "/plain.bin");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(cache + "/chunks"));
+  for (const char* name : {"first.bin", "second.bin"}) {
+    r = Run("cp -q --chunk-cache --cache-dir " + cache +
+            " hf://buckets/team/data/set/multi/chunk.bin " + dir + "/" + name);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(ReadLocalFile(dir + "/" + name), files_["multi/chunk.bin"]) << name;
+  }
+  size_t entries = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(cache + "/chunks")) {
+    entries += e.is_regular_file();
+  }
+  EXPECT_GT(entries, 0u);
+}
+
 TEST_F(CpDownloadCliTest, SingleFileDestinations) {
   const std::string dst = LocalDir("dl-one");
   // Into an existing directory: keeps its name.

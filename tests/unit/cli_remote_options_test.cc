@@ -28,9 +28,8 @@ TEST(CliRemoteOptions, DefaultsWithoutFlagsOrEnvironment) {
 }
 
 TEST(CliRemoteOptions, CacheDirPrecedenceAndNoCache) {
-  std::map<std::string, std::string> vars = {{"XETSTORE_CACHE_DIR", "/c/env"},
-                                             {"XDG_CACHE_HOME", "/xdg"},
-                                             {"HOME", "/home/u"}};
+  std::map<std::string, std::string> vars = {
+      {"XETSTORE_CACHE_DIR", "/c/env"}, {"XDG_CACHE_HOME", "/xdg"}, {"HOME", "/home/u"}};
   RemoteOptions flags;
   flags.cache_dir = "/c/flag";
   EXPECT_EQ(ResolveRemote(flags, Env(vars)).cache_dir, "/c/flag");
@@ -41,9 +40,13 @@ TEST(CliRemoteOptions, CacheDirPrecedenceAndNoCache) {
   EXPECT_EQ(ResolveRemote(RemoteOptions{}, Env(vars)).cache_dir, "/home/u/.cache/xetstore");
   vars.erase("HOME");
   EXPECT_EQ(ResolveRemote(RemoteOptions{}, Env(vars)).cache_dir, "");
+  flags.chunk_cache = true;
+  EXPECT_EQ(ResolveRemote(flags, Env(vars)).chunk_cache_dir, "/c/flag/chunks");
   flags.no_cache = true;
   vars["XETSTORE_CACHE_DIR"] = "/c/env";
   EXPECT_EQ(ResolveRemote(flags, Env(vars)).cache_dir, "");  // --no-cache wins over all
+  EXPECT_EQ(ResolveRemote(flags, Env(vars)).chunk_cache_dir, "");
+  EXPECT_EQ(ResolveRemote(RemoteOptions{}, Env(vars)).chunk_cache_dir, "");  // opt-in
 }
 
 TEST(CliRemoteOptions, PrecedenceFlagThenXetstoreThenHf) {
