@@ -13,33 +13,20 @@
 #include "api/xorb_ingest.h"
 #include "store/local_object_store.h"
 #include "store/sqlite_index.h"
-#include "support/temp_dir.h"
+#include "support/store_fixture.h"
 #include "support/test_support.h"
 #include "support/xet_fixtures.h"
 
 namespace xet {
 namespace {
 
-using testing::TempDir;
-
-class FileReaderTest : public ::testing::Test {
+class FileReaderTest : public testing::StoreFixture {
  protected:
-  void SetUp() override {
-    auto objects = LocalObjectStore::Open(dir_.path() + "/objects");
-    ASSERT_TRUE(objects.ok()) << objects.status().ToString();
-    objects_ = std::move(objects).value();
-    auto index = OpenSqliteIndex(dir_.path() + "/index.db");
-    ASSERT_TRUE(index.ok()) << index.status().ToString();
-    index_ = std::move(index).value();
-    cache_ = std::make_unique<XorbRecordCache>(*index_, 1 << 20);
-  }
+  FileReaderTest() : StoreFixture("xet-file-reader") {}
 
   // Stores the xorbs of `upload` and returns its file record (terms from its shard).
   FileRecord Store(const testing::UploadArtifacts& upload) {
-    for (const SerializedXorb& x : upload.xorbs) {
-      auto r = IngestXorb(x.hash, x.bytes, "scope", *index_, *objects_);
-      EXPECT_TRUE(r.ok()) << r.status().ToString();
-    }
+    StoreXorbs(upload, "scope");
     FileRecord f;
     f.file_hash = upload.file_hash;
     f.size = upload.size;
@@ -59,11 +46,6 @@ class FileReaderTest : public ::testing::Test {
     if (!st.ok()) return st;
     return out;
   }
-
-  TempDir dir_{"xet-file-reader"};
-  std::unique_ptr<LocalObjectStore> objects_;
-  std::unique_ptr<Index> index_;
-  std::unique_ptr<XorbRecordCache> cache_;
 };
 
 std::string Slice(const std::vector<uint8_t>& data, uint64_t first, uint64_t last) {

@@ -13,37 +13,20 @@
 #include "api/xorb_record_cache.h"
 #include "store/local_object_store.h"
 #include "store/sqlite_index.h"
-#include "support/temp_dir.h"
+#include "support/store_fixture.h"
 #include "support/test_support.h"
 #include "support/xet_fixtures.h"
 
 namespace xet {
 namespace {
 
-using testing::TempDir;
-
 std::span<const uint8_t> Bytes(const std::string& s) {
   return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
 }
 
-class ShardIngestTest : public ::testing::Test {
+class ShardIngestTest : public testing::StoreFixture {
  protected:
-  void SetUp() override {
-    auto objects = LocalObjectStore::Open(dir_.path() + "/objects");
-    ASSERT_TRUE(objects.ok()) << objects.status().ToString();
-    objects_ = std::move(objects).value();
-    auto index = OpenSqliteIndex(dir_.path() + "/index.db");
-    ASSERT_TRUE(index.ok()) << index.status().ToString();
-    index_ = std::move(index).value();
-    cache_ = std::make_unique<XorbRecordCache>(*index_, 1 << 20);
-  }
-
-  void StoreXorbs(const testing::UploadArtifacts& a, const Scope& scope) {
-    for (const SerializedXorb& x : a.xorbs) {
-      auto r = IngestXorb(x.hash, x.bytes, scope, *index_, *objects_);
-      ASSERT_TRUE(r.ok()) << r.status().ToString();
-    }
-  }
+  ShardIngestTest() : StoreFixture("xet-shard-ingest") {}
 
   // Ingests `shard_bytes` as an uploader who can read `readable` and writes to "team".
   Result<ShardIngestResult> Ingest(const std::string& shard_bytes,
@@ -54,11 +37,6 @@ class ShardIngestTest : public ::testing::Test {
     opts.xorb_records = cache_.get();
     return IngestShard(Bytes(shard_bytes), opts, *index_, *objects_);
   }
-
-  TempDir dir_{"xet-shard-ingest"};
-  std::unique_ptr<LocalObjectStore> objects_;
-  std::unique_ptr<Index> index_;
-  std::unique_ptr<XorbRecordCache> cache_;
 };
 
 TEST_F(ShardIngestTest, ValidatesWithTheSharedCache) {
