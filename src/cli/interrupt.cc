@@ -4,7 +4,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <ctime>
 #include <utility>
 
 #include "cli/output.h"
@@ -13,24 +12,29 @@
 namespace xet::cli {
 namespace {
 
-sigset_t InterruptSignals() {
+// Sent by the destructor to the watcher thread alone, so that it returns at once instead of
+// at its next poll (a command's exit used to wait up to 50 ms for it).
+int WakeSignal() { return SIGRTMIN; }
+
+sigset_t WatchedSignals() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, WakeSignal());
   return set;
 }
 
 }  // namespace
 
 InterruptGuard::InterruptGuard(std::string hint) : hint_(std::move(hint)) {
-  const sigset_t set = InterruptSignals();
+  // The wake signal is blocked too, so one sent before the watcher waits stays pending.
+  const sigset_t set = WatchedSignals();
   if (pthread_sigmask(SIG_BLOCK, &set, &old_mask_) != 0) return;  // no guard: default handling
   restore_mask_ = true;
   watcher_ = std::thread([this, set] {
-    const timespec tick{0, 50'000'000};  // re-check stop_ every 50 ms
     while (!stop_.load()) {
-      const int sig = sigtimedwait(&set, nullptr, &tick);
+      const int sig = sigwaitinfo(&set, nullptr);
       if (sig == SIGINT || sig == SIGTERM) {
         if (::isatty(STDERR_FILENO)) {
           (void)!::write(STDERR_FILENO, "\n", 1);  // leave the progress line
@@ -44,7 +48,10 @@ InterruptGuard::InterruptGuard(std::string hint) : hint_(std::move(hint)) {
 
 InterruptGuard::~InterruptGuard() {
   stop_.store(true);
-  if (watcher_.joinable()) watcher_.join();
+  if (watcher_.joinable()) {
+    pthread_kill(watcher_.native_handle(), WakeSignal());
+    watcher_.join();
+  }
   if (restore_mask_) pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
 }
 

@@ -14,13 +14,15 @@ namespace xet::cli {
 
 class InterruptGuard {
  public:
-  // Blocks SIGINT and SIGTERM in the calling thread, and so in every thread created after
-  // this (construct it before the command starts any thread), and starts a thread that
-  // waits for them. On one, it prints "xetstore: error: interrupted" with `hint` to stderr
-  // and ends the process with kExitInterrupted without running destructors.
-  // A signal the process ignores (e.g. SIGINT of a background job of a script) stays ignored.
+  // Blocks SIGINT, SIGTERM and SIGRTMIN (the watcher's wake-up) in the calling thread, and so
+  // in every thread created after this (construct it before the command starts any thread),
+  // and starts a thread that waits for them. On SIGINT or SIGTERM, it prints "xetstore:
+  // error: interrupted" with `hint` to stderr and ends the process with kExitInterrupted
+  // without running destructors. A signal the process ignores (e.g. SIGINT of a background
+  // job of a script) stays ignored.
   explicit InterruptGuard(std::string hint);
-  // Stops the waiting thread and restores the signal mask.
+  // Wakes and joins the waiting thread (at once: no polling interval), then restores the
+  // signal mask.
   ~InterruptGuard();
   InterruptGuard(const InterruptGuard&) = delete;
   InterruptGuard& operator=(const InterruptGuard&) = delete;

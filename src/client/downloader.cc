@@ -16,6 +16,7 @@
 #include "client/block_planner.h"
 #include "client/chunk_cache.h"
 #include "client/part_file.h"
+#include "common/buffer_pool.h"
 #include "common/huge_pages.h"
 #include "format/compression.h"
 #include "format/keyed_hash.h"
@@ -162,7 +163,9 @@ struct WorkerScratch {
   const std::vector<ChunkInfo>* expected = nullptr;
   bool hash = false;
   std::vector<uint8_t> pending;  // DecodeStreamed: a record split across pieces
-  std::vector<uint8_t> read_buffer = std::vector<uint8_t>(kCacheReadBytes);
+  // Chunk cache reads only: sized (kCacheReadBytes) at the first one. Zero-filling it up
+  // front cost every download its pages (a fresh page is a host fault in this guest).
+  std::vector<uint8_t> read_buffer;
 };
 
 // Walks the chunk records of a fetched range: checks every header and that exactly
@@ -331,6 +334,8 @@ class Transfer {
     cv_.wait(lock, [&] { return block->term_ready[t] != 0 || !error_.ok(); });
     return error_.ok();
   }
+  // Takes back a term's buffer once the sink is done with it (streaming).
+  void RecycleTermBuffer(std::vector<uint8_t> bytes) { term_buffers_.Give(std::move(bytes)); }
   // Drops a finished block.
   void Release(BlockState* block) {
     std::lock_guard lock(mu_);
@@ -664,6 +669,7 @@ class Transfer {
       if (auto reader = cache_->OpenEntry(xorb, fr.chunk_start, fr.chunk_end)) {
         // A damaged entry is detected while it is decoded; the fetch below then rewrites
         // every byte it had written.
+        if (s.read_buffer.empty()) s.read_buffer.resize(kCacheReadBytes);
         Status st = DecodeStreamed(
             b, ref, num_chunks, reader->records_bytes(), &reader->chunks(), s,
             [&](const PieceSink& sink) { return reader->ReadRecords(s.read_buffer, sink); });
@@ -713,7 +719,11 @@ class Transfer {
                                   " lies outside its fetch range");
       }
       s.order[k] = k;
-      if (mode_ == Mode::kStream) b.term_bytes[ti].resize(p.take);
+      if (mode_ == Mode::kStream) {
+        std::vector<uint8_t>& bytes = b.term_bytes[ti];
+        if (bytes.capacity() < p.take) bytes = term_buffers_.Take(p.take);
+        bytes.resize(p.take);
+      }
     }
     std::stable_sort(s.order.begin(), s.order.end(), [&](uint32_t x, uint32_t y) {
       return b.plan.terms[ref.terms[x]].chunk_offset < b.plan.terms[ref.terms[y]].chunk_offset;
@@ -811,6 +821,10 @@ class Transfer {
   PartFile* part_;
   const uint64_t budget_;          // bytes of running tasks (Charge) at once
   const uint64_t max_task_bytes_;  // FetchRanges calls grouping several ranges
+  // Streaming: the decoded-term buffers the sink has consumed, reused for later terms. A
+  // term is often a whole block (32 MiB), and a new buffer that size was a fresh mapping,
+  // faulted in page by page for every block.
+  BufferPool term_buffers_{kBlockWindow + 1};
 
   std::mutex mu_;
   std::condition_variable cv_;
@@ -929,6 +943,7 @@ Status DownloadRangeImpl(DownloadContext& d, const Hash& file_hash, uint64_t fir
         transfer.Fail(Status::Cancelled("the receiver stopped the download"));
         ok = false;
       }
+      transfer.RecycleTermBuffer(std::move(bytes));
     }
     if (!ok || !transfer.WaitBlock(b)) break;
     order.pop_front();

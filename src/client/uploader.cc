@@ -22,6 +22,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -35,6 +36,7 @@
 #include "client/shard_builder.h"
 #include "common/bounded_queue.h"
 #include "common/buffer_pool.h"
+#include "common/huge_pages.h"
 #include "format/chunker.h"
 #include "format/keyed_hash.h"
 #include "format/merkle.h"
@@ -243,11 +245,20 @@ void GlobalDedup::Stop() {
   threads_.clear();
 }
 
+std::unique_ptr<uint8_t[]> NewReadBuffer() {
+  constexpr size_t kBytes = kUploadReadBlock + kMaxChunkSize;
+  auto buffer = std::make_unique_for_overwrite<uint8_t[]>(kBytes);
+  AdviseHugePages(buffer.get(), kBytes);
+  return buffer;
+}
+
 // Per-worker state, reused across the files the worker processes.
 struct Session::Worker {
   XorbBuilder builder;
   uint32_t builder_xorb = 0;  // session id of the xorb being packed (when not empty)
-  std::vector<uint8_t> buffer = std::vector<uint8_t>(kUploadReadBlock + kMaxChunkSize);
+  // Not zero-filled, and advised for huge pages (common/huge_pages.h): a small file faults
+  // in only the pages its read fills, a large one few faults.
+  const std::unique_ptr<uint8_t[]> buffer = NewReadBuffer();
   Sha256Worker sha;  // after `buffer`: destroyed (joined) while the buffer it reads lives
   FragmentationFilter filter;
   std::vector<FragmentationFilter::Verdict> verdicts;
@@ -368,7 +379,7 @@ Status Session::ProcessFile(size_t item_index, Worker& w) {
     return apply(data);
   };
 
-  uint8_t* buf = w.buffer.data();
+  uint8_t* buf = w.buffer.get();
   size_t len = 0;  // valid bytes in buf: the open chunk's bytes first
   while (true) {
     if (error_.failed()) return Status::Cancelled("upload cancelled");
