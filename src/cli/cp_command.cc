@@ -29,6 +29,7 @@ struct CpArgs {
   std::string src;
   std::string dst;
   bool recursive = false;
+  bool sha256 = false;
   OutputFlags output;
 };
 
@@ -80,7 +81,8 @@ int RunUpload(const RemoteOptions& remote, const CpArgs& args, const RemotePath&
   TransferStats stats;
   RemoteConnection conn(remote, &stats);
   ProgressDisplay progress(stats, TransferKind::kUpload, ShouldShowProgress(args.output));
-  auto uploaded = UploadToBucket(conn, dst.BucketId(), *jobs, &stats);
+  auto uploaded =
+      UploadToBucket(conn, dst.BucketId(), *jobs, {.stats = &stats, .record_sha256 = args.sha256});
   progress.Stop();
   if (!uploaded.ok()) return ReportRemoteFailure(uploaded.status(), conn.endpoint());
   if (!args.output.quiet && !args.output.json) {
@@ -318,6 +320,7 @@ void AddCpCommand(CLI::App& app, const std::shared_ptr<RemoteOptions>& remote, i
       ->required();
   cp->add_option("dst", args->dst, "hf:// path, a local path, or '-' (stdout)")->required();
   cp->add_flag("-r,--recursive", args->recursive, "Copy a directory and everything in it");
+  AddSha256Flag(cp, &args->sha256);
   AddOutputFlags(cp, &args->output);
   AddRemoteOptions(cp, remote.get());
   AddCacheOptions(cp, remote.get());

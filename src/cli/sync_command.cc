@@ -38,6 +38,7 @@ struct SyncArgs {
   bool delete_extraneous = false;
   bool dry_run = false;
   bool checksum = false;
+  bool sha256 = false;
   std::vector<std::string> include;
   std::vector<std::string> exclude;
   std::string plan_file;
@@ -301,7 +302,7 @@ int WritePlan(const SyncPlan& plan, const SyncEnds& ends, const SyncArgs& args,
 }
 
 Status RunUploads(RemoteConnection& conn, const SyncPlan& plan, const SyncEnds& ends,
-                  TransferStats* stats) {
+                  const BucketUploadOptions& options) {
   std::vector<UploadJob> jobs;
   std::vector<std::string> deletes;
   for (const SyncOp& op : plan.ops) {
@@ -312,7 +313,7 @@ Status RunUploads(RemoteConnection& conn, const SyncPlan& plan, const SyncEnds& 
       jobs.push_back({LocalName(ends, op.path), remote_path, op.size, op.mtime_ms});
     }
   }
-  return UploadToBucket(conn, ends.remote.BucketId(), jobs, stats, deletes).status();
+  return UploadToBucket(conn, ends.remote.BucketId(), jobs, options, deletes).status();
 }
 
 // Downloads first, then deletes (a failed download deletes nothing). Every path, whether
@@ -353,9 +354,10 @@ int Execute(RemoteConnection& conn, TransferStats& stats, const SyncPlan& plan,
   const bool up = ends.direction == SyncDirection::kUpload;
   const TransferKind kind = up ? TransferKind::kUpload : TransferKind::kDownload;
   ProgressDisplay progress(stats, kind, ShouldShowProgress(args.output));
-  const Status st = plan.ops.empty() ? Status::Ok()
-                    : up             ? RunUploads(conn, plan, ends, &stats)
-                                     : RunDownloads(conn, plan, ends, &stats);
+  const Status st =
+      plan.ops.empty() ? Status::Ok()
+      : up ? RunUploads(conn, plan, ends, {.stats = &stats, .record_sha256 = args.sha256})
+           : RunDownloads(conn, plan, ends, &stats);
   progress.Stop();
   if (!st.ok()) return ReportRemoteFailure(st, conn.endpoint());
   const PlanTotals totals = Totals(plan);
@@ -449,6 +451,7 @@ void AddSyncCommand(CLI::App& app, const std::shared_ptr<RemoteOptions>& remote,
   sync->add_flag("-c,--checksum", args->checksum,
                  "Compare Xet hashes of same-size files instead of modification times "
                  "(reads every such local file)");
+  AddSha256Flag(sync, &args->sha256);
   sync->add_option("--plan", args->plan_file,
                    "Write the plan to FILE (JSON lines) and change nothing")
       ->type_name("FILE");

@@ -4,10 +4,16 @@
 
 namespace xet::cli {
 
+void AddSha256Flag(CLI::App* cmd, bool* record_sha256) {
+  cmd->add_flag("--sha256", *record_sha256,
+                "Also compute each uploaded file's SHA-256 and record it with the file on the "
+                "server (costs one extra pass over the data; buckets do not need it)");
+}
+
 Result<std::vector<UploadedFile>> UploadToBucket(RemoteConnection& conn,
                                                  const std::string& bucket_id,
                                                  std::span<const UploadJob> jobs,
-                                                 TransferStats* stats,
+                                                 const BucketUploadOptions& upload_options,
                                                  std::span<const std::string> delete_paths) {
   // The write token first, even for nothing to upload: an unknown bucket or a token without
   // the permission fails before any file is read.
@@ -24,7 +30,8 @@ Result<std::vector<UploadedFile>> UploadToBucket(RemoteConnection& conn,
       items.push_back(std::move(item));
     }
     UploadOptions options;
-    options.stats = stats;
+    options.stats = upload_options.stats;
+    options.compute_sha256 = upload_options.record_sha256;
     options.shard_cache_dir = conn.ShardCacheDir(bucket_id);
     Uploader uploader(cas->client(), options);
     XET_ASSIGN_OR_RETURN(files, uploader.Upload(items));

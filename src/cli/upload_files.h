@@ -5,6 +5,7 @@
 // that fails or is interrupted before the batch leaves the bucket unchanged.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -24,16 +25,27 @@ struct UploadJob {
   int64_t mtime_ms = 0;     // recorded as the entry's mtime; 0 = the upload time
 };
 
+struct BucketUploadOptions {
+  TransferStats* stats = nullptr;  // counters, if given
+  // Also compute each file's SHA-256 and record it in the shard's metadata extension (the
+  // server keeps it with the file). Off by default, as in the Hub's own bucket clients:
+  // buckets identify files by their Xet hash, and SHA-256 is one sequential pass over
+  // every byte (~0.6 s of one core per GB here) that cannot be split across cores.
+  bool record_sha256 = false;
+};
+
+// Adds --sha256 (BucketUploadOptions::record_sha256) to an uploading command.
+void AddSha256Flag(CLI::App* cmd, bool* record_sha256);
+
 // Uploads `jobs` into `bucket_id` (write CAS tokens from `conn`) and registers them, in the
 // same batch as deleteFile operations for `delete_paths` (valid bucket paths; `sync
 // --delete`), so both land together; returns the uploaded files in the order of `jobs`.
-// Counters go to `stats` if given.
 // Errors: those of the Uploader and the Hub API as they are; a batch operation the server
 // refused is Internal naming its path and the server's reason.
 Result<std::vector<UploadedFile>> UploadToBucket(RemoteConnection& conn,
                                                  const std::string& bucket_id,
                                                  std::span<const UploadJob> jobs,
-                                                 TransferStats* stats,
+                                                 const BucketUploadOptions& options,
                                                  std::span<const std::string> delete_paths = {});
 
 }  // namespace xet::cli

@@ -1,7 +1,9 @@
 // The upload pipeline (see uploader.h for the stages). Threads of one Upload() call:
 //   - hash workers (UploadOptions::hash_threads): each takes the next item, streams it
-//     (read, chunk, BLAKE3; the SHA-256 of blocks >= 1 MiB on the worker's Sha256Worker
-//     thread, in parallel), decides dedup chunk by chunk (DedupIndex, with the
+//     in blocks of kUploadReadBlock (read; chunk + BLAKE3 split across the worker and its
+//     BlockChunker helpers, one per core the workers leave idle, so one large file uses
+//     every core; with compute_sha256, the SHA-256 of blocks >= 1 MiB on the worker's
+//     Sha256Worker thread, in parallel), decides dedup chunk by chunk (DedupIndex, with the
 //     FragmentationFilter's bounded look-ahead) and packs new chunks into its own
 //     XorbBuilder (compression happens there, on the worker's core). A full builder is
 //     sealed: its hash and CAS info are recorded and it goes to the upload queue.
@@ -29,6 +31,7 @@
 #include <unordered_set>
 
 #include "client/adaptive_limit.h"
+#include "client/block_chunker.h"
 #include "client/dedup_index.h"
 #include "client/fragmentation.h"
 #include "client/local_shard_cache.h"
@@ -188,6 +191,7 @@ class Session {
   // Bytes of uploaded xorbs, reused by the workers' builders.
   BufferPool xorb_buffers_{kMaxXorbBytesInFlight / kXorbMaxSize + 1};
   std::atomic<size_t> next_item_{0};
+  size_t chunk_helpers_ = 0;  // BlockChunker helper threads per worker
   std::unique_ptr<GlobalDedup> global_;
 
   std::mutex xorbs_mu_;
@@ -254,12 +258,16 @@ std::unique_ptr<uint8_t[]> NewReadBuffer() {
 
 // Per-worker state, reused across the files the worker processes.
 struct Session::Worker {
+  explicit Worker(size_t chunk_helpers) : chunker(chunk_helpers) {}
+
   XorbBuilder builder;
   uint32_t builder_xorb = 0;  // session id of the xorb being packed (when not empty)
   // Not zero-filled, and advised for huge pages (common/huge_pages.h): a small file faults
   // in only the pages its read fills, a large one few faults.
   const std::unique_ptr<uint8_t[]> buffer = NewReadBuffer();
-  Sha256Worker sha;  // after `buffer`: destroyed (joined) while the buffer it reads lives
+  Sha256Worker sha;      // after `buffer`: destroyed (joined) while the buffer it reads lives
+  BlockChunker chunker;  // likewise
+  std::vector<BlockChunk> block_chunks;
   FragmentationFilter filter;
   std::vector<FragmentationFilter::Verdict> verdicts;
   struct Pending {
@@ -319,7 +327,6 @@ Status Session::ProcessFile(size_t item_index, Worker& w) {
   if (!opened.ok()) return opened.status().WithContext(item.name);
   ByteSource& source = **opened;
 
-  Chunker chunker;
   Sha256Worker& sha = w.sha;
   sha.Reset();  // a file that failed halfway may have left a partial stream
   std::vector<ChunkInfo> chunks;
@@ -361,8 +368,7 @@ Status Session::ProcessFile(size_t item_index, Worker& w) {
     return Status::Ok();
   };
 
-  auto emit = [&](std::span<const uint8_t> data) -> Status {
-    const Hash hash = ChunkHash(data);
+  auto emit = [&](std::span<const uint8_t> data, const Hash& hash) -> Status {
     const bool first = chunks.empty();
     chunks.push_back({hash, data.size()});
     auto loc = FindUsable(hash, now);
@@ -381,36 +387,41 @@ Status Session::ProcessFile(size_t item_index, Worker& w) {
 
   uint8_t* buf = w.buffer.get();
   size_t len = 0;  // valid bytes in buf: the open chunk's bytes first
-  while (true) {
+  bool end = false;
+  while (!end) {
     if (error_.failed()) return Status::Cancelled("upload cancelled");
-    auto n = source.Read({buf + len, kUploadReadBlock});
-    if (!n.ok()) return n.status().WithContext(item.name);
-    if (*n == 0) break;
-    if (options_.compute_sha256) {
+    // A full block (short reads are topped up), so that it splits across the helpers.
+    const size_t fresh_from = len;
+    while (len - fresh_from < kUploadReadBlock) {
+      auto n = source.Read({buf + len, kUploadReadBlock - (len - fresh_from)});
+      if (!n.ok()) return n.status().WithContext(item.name);
+      if (*n == 0) {
+        end = true;
+        break;
+      }
+      len += *n;
+    }
+    const std::span<const uint8_t> fresh(buf + fresh_from, len - fresh_from);
+    if (options_.compute_sha256 && !fresh.empty()) {
       // A large block is digested on the SHA-256 thread while this one chunks it.
-      const std::span<const uint8_t> block(buf + len, *n);
-      if (*n >= kSha256OffloadBytes) {
-        sha.Update(block);
+      if (fresh.size() >= kSha256OffloadBytes) {
+        sha.Update(fresh);
       } else {
-        sha.UpdateHere(block);
+        sha.UpdateHere(fresh);
       }
     }
-    size += *n;
-    if (stats()) stats()->bytes_done += *n;
-    size_t scan = len, start = 0;
-    len += *n;
-    while (scan < len) {
-      const size_t b = chunker.NextBoundary({buf + scan, len - scan});
-      if (b == 0) break;
-      scan += b;
-      XET_RETURN_IF_ERROR(emit({buf + start, scan - start}));
-      start = scan;
+    size += fresh.size();
+    if (stats()) stats()->bytes_done += fresh.size();
+    w.chunker.Chunk({buf, len}, end, &w.block_chunks);
+    size_t consumed = 0;
+    for (const BlockChunk& c : w.block_chunks) {
+      XET_RETURN_IF_ERROR(emit({buf + c.offset, c.size}, c.hash));
+      consumed = c.offset + c.size;
     }
     sha.Wait();  // the move below overwrites the block
-    std::memmove(buf, buf + start, len - start);
-    len -= start;
+    std::memmove(buf, buf + consumed, len - consumed);
+    len -= consumed;
   }
-  if (chunker.Finish() > 0) XET_RETURN_IF_ERROR(emit({buf, len}));
   w.filter.Finish(&w.verdicts);
   XET_RETURN_IF_ERROR(apply({}));
 
@@ -424,7 +435,7 @@ Status Session::ProcessFile(size_t item_index, Worker& w) {
 }
 
 void Session::WorkerLoop() {
-  Worker w;
+  Worker w(chunk_helpers_);
   while (!error_.failed()) {
     const size_t i = next_item_.fetch_add(1);
     if (i >= items_.size()) break;
@@ -500,6 +511,9 @@ Result<std::vector<UploadedFile>> Session::Run() {
   size_t hash_threads = options_.hash_threads;
   if (hash_threads == 0) hash_threads = std::max(1u, std::thread::hardware_concurrency());
   hash_threads = std::max<size_t>(1, std::min(hash_threads, items_.size()));
+  // Cores the workers leave idle chunk inside large files (one worker for one big file).
+  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  chunk_helpers_ = (cores + hash_threads - 1) / hash_threads - 1;
   const size_t upload_threads = std::max<size_t>(1, options_.upload_concurrency);
 
   std::vector<std::thread> uploaders, workers;

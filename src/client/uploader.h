@@ -2,7 +2,8 @@
 // chunks the server does not have.
 //
 // Pipeline (all stages concurrent, memory bounded by the queue sizes in UploadOptions):
-//   read → chunk + hash (one task per file, `hash_threads` in parallel) → dedup (session
+//   read → chunk + hash (one task per file, `hash_threads` in parallel; a large file's
+//   blocks split across the cores the other tasks leave idle) → dedup (session
 //   chunk map, then the persistent local shard cache, then global dedup queries for
 //   eligible chunks, in the background) → pack new chunks into xorbs of up to 64 MiB /
 //   8,192 chunks (several files share a xorb) → compress (LZ4/BG4 by predictor) → upload
@@ -36,7 +37,7 @@ struct UploadOptions {
   size_t upload_concurrency = 8;   // xorb uploads in flight (upper bound when adaptive)
   std::string shard_cache_dir;     // persistent local shard cache; "" = none
   bool global_dedup = true;        // query /v1/chunks for eligible chunks
-  bool compute_sha256 = true;      // record SHA-256 in the shard's metadata extension
+  bool compute_sha256 = false;     // record SHA-256 in the shard's metadata extension
   TransferStats* stats = nullptr;  // optional live counters
 };
 

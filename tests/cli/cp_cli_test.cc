@@ -11,6 +11,8 @@
 #include <sstream>
 #include <thread>
 
+#include "format/sha256.h"
+#include "store/index.h"
 #include "support/cli_fixture.h"
 #include "support/test_support.h"
 
@@ -48,6 +50,34 @@ TEST_F(CpCliTest, UploadsAFileUnderItsPath) {
   struct stat st {};
   ASSERT_EQ(::stat((dir + "/model.bin").c_str(), &st), 0);
   EXPECT_EQ(f.mtime, int64_t{st.st_mtim.tv_sec} * 1000 + st.st_mtim.tv_nsec / 1'000'000);
+}
+
+// --sha256 records each file's SHA-256 with the file on the server (read back from the
+// server's own index); without it none is recorded.
+TEST_F(CpCliTest, Sha256IsRecordedOnlyWhenAskedFor) {
+  const std::string dir = LocalDir("cp-sha");
+  const std::string with = AsString(testing::RandomBytes(3 << 20, 2));
+  const std::string without = AsString(testing::RandomBytes(200'000, 3));
+  testing::WriteLocalFile(dir + "/with.bin", with);
+  testing::WriteLocalFile(dir + "/without.bin", without);
+  ASSERT_EQ(Run("cp -q --sha256 " + dir + "/with.bin hf://buckets/team/data/").exit_code, 0);
+  ASSERT_EQ(Run("cp -q " + dir + "/without.bin hf://buckets/team/data/").exit_code, 0);
+
+  auto index = OpenSqliteIndex(server().data_dir() + "/index.sqlite");
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  auto recorded = [&](const std::string& path) -> std::optional<Hash> {
+    const std::optional<Hash> hash = Hash::FromHex(XetHashOf(path));
+    EXPECT_TRUE(hash.has_value());
+    if (!hash) return std::nullopt;
+    auto file = (*index)->GetFile(*hash);
+    EXPECT_TRUE(file.ok() && file->has_value());
+    return file.ok() && file->has_value() ? (*file)->sha256 : std::nullopt;
+  };
+  const std::optional<Hash> sha = recorded(dir + "/with.bin");
+  ASSERT_TRUE(sha.has_value());
+  EXPECT_EQ(Sha256FromXetOrder(*sha),
+            Sha256Of({reinterpret_cast<const uint8_t*>(with.data()), with.size()}));
+  EXPECT_FALSE(recorded(dir + "/without.bin").has_value());
 }
 
 TEST_F(CpCliTest, IntoADirectoryKeepsTheFileName) {

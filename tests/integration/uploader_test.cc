@@ -188,6 +188,7 @@ TEST_F(UploaderTest, FilesOfSeveralShapesMatchXetstoreHashAndReconstruct) {
   TransferStats stats;
   UploadOptions options;
   options.hash_threads = 3;
+  options.compute_sha256 = true;
   auto r = Upload(paths, options, &stats);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_EQ(r->size(), contents.size());
@@ -224,6 +225,7 @@ TEST_F(UploaderTest, ReuploadSendsNoXorbBytes) {
   EXPECT_EQ((*r2)[0].file_hash, (*r1)[0].file_hash);
   EXPECT_LT(second.bytes_sent.load(), 64u << 10);  // the shard only
   EXPECT_EQ(second.bytes_deduped.load(), data.size());
+  EXPECT_EQ((*r2)[0].sha256, Sha256Digest{}) << "SHA-256 is computed only when asked for";
 
   // Through global dedup alone (no cache): the first chunk's answer names the xorb.
   TransferStats third;
@@ -231,6 +233,26 @@ TEST_F(UploaderTest, ReuploadSendsNoXorbBytes) {
   ASSERT_TRUE(r3.ok()) << r3.status().ToString();
   EXPECT_LT(third.bytes_sent.load(), 64u << 10);
   EXPECT_TRUE(Download((*r3)[0].file_hash) == data);
+}
+
+// One large file with no other work: its blocks are chunked by the worker and helper
+// threads together (one per idle core, forced here by hash_threads = 1); the result equals
+// the sequential `xetstore hash`, also across a run of zeros, where the segments never meet
+// the true boundaries and the worker chunks on alone.
+TEST_F(UploaderTest, OneLargeFileChunkedAcrossThreadsMatchesTheSequentialHash) {
+  auto data = Random(40 << 20, 21);
+  std::fill(data.begin() + (9 << 20), data.begin() + (14 << 20), 0);
+  const std::string path = dir_.path() + "/big";
+  WriteFile(path, data);
+  UploadOptions options;
+  options.hash_threads = 1;
+  options.compute_sha256 = true;
+  auto r = Upload({path}, options, nullptr);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const auto [hash, sha] = CliHash(path);
+  EXPECT_EQ((*r)[0].file_hash.ToHex(), hash);
+  EXPECT_EQ(Sha256Hex((*r)[0].sha256), sha);
+  EXPECT_TRUE(Download((*r)[0].file_hash) == data);
 }
 
 TEST_F(UploaderTest, AStaleShardCacheCostsBytesNeverCorrectness) {
