@@ -197,10 +197,17 @@ Status PartFile::WriteAt(std::span<const iovec> buffers, uint64_t offset) {
   return Status::Ok();
 }
 
-Status PartFile::MarkDone(uint64_t block, std::vector<ChunkInfo> chunks) {
-  if (::fdatasync(fd_) != 0) return Errno("fdatasync " + PartPath(dest_));
+void PartFile::RecordDone(uint64_t block, std::vector<ChunkInfo> chunks) {
   sidecar_.done[block] = std::move(chunks);
-  return WriteFileAtomically(SidecarPath(dest_), SerializeSidecar(sidecar_), 0644);
+  unsaved_ = true;
+}
+
+Status PartFile::Checkpoint() {
+  if (!unsaved_) return Status::Ok();
+  if (::fdatasync(fd_) != 0) return Errno("fdatasync " + PartPath(dest_));
+  XET_RETURN_IF_ERROR(WriteFileAtomically(SidecarPath(dest_), SerializeSidecar(sidecar_), 0644));
+  unsaved_ = false;
+  return Status::Ok();
 }
 
 std::vector<ChunkInfo> PartFile::AllChunks() const {

@@ -68,9 +68,19 @@ class PartFile {
   // otherwise as WriteAt. Thread-safe; writes to disjoint pages may mix with WriteAt.
   Status WriteAlignedAt(std::span<const uint8_t> data, uint64_t offset);
 
-  // Records block `block` as complete: its data is flushed (fdatasync) before the sidecar
-  // is rewritten atomically, so a listed block is on disk. Not thread-safe.
-  Status MarkDone(uint64_t block, std::vector<ChunkInfo> chunks);
+  // Records block `block` as complete in memory (IsDone and AllChunks list it); the
+  // sidecar lists it after the next Checkpoint (or never, if Commit comes first: a crash
+  // before either costs fetching the block again on resume). Not thread-safe.
+  void RecordDone(uint64_t block, std::vector<ChunkInfo> chunks);
+  // Makes every recorded block durable: the data is flushed (fdatasync) before the sidecar
+  // is rewritten atomically, so a listed block is on disk. Does nothing when no block was
+  // recorded since the last checkpoint. Not thread-safe.
+  Status Checkpoint();
+  // RecordDone, then Checkpoint.
+  Status MarkDone(uint64_t block, std::vector<ChunkInfo> chunks) {
+    RecordDone(block, std::move(chunks));
+    return Checkpoint();
+  }
 
   // Every chunk of the completed blocks, in file order.
   std::vector<ChunkInfo> AllChunks() const;
@@ -92,6 +102,7 @@ class PartFile {
   int direct_fd_ = -1;
   std::atomic<bool> direct_ok_{true};
   PartSidecar sidecar_;
+  bool unsaved_ = false;  // blocks recorded since the last checkpoint
   bool resumed_ = false;
 };
 

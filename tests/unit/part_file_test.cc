@@ -117,6 +117,37 @@ TEST(PartFile, ResumesCompletedBlocksOnlyForTheSameFile) {
   }
 }
 
+// RecordDone alone lists a block in memory only: a crash (here: the object dropped
+// without Checkpoint or Commit) loses it from the sidecar; Checkpoint saves every block
+// recorded since the last one.
+TEST(PartFile, RecordedBlocksSurviveOnlyACheckpoint) {
+  testing::TempDir dir;
+  const std::string dest = dir.path() + "/out.bin";
+  {
+    auto p = PartFile::Open(dest, H(1), 12, 4);
+    ASSERT_TRUE(p.ok());
+    ASSERT_TRUE(Write(**p, "abcdefgh", 0).ok());
+    (*p)->RecordDone(0, {{H(5), 4}});
+    (*p)->RecordDone(1, {{H(6), 4}});
+    EXPECT_TRUE((*p)->IsDone(1));
+    ASSERT_TRUE((*p)->Checkpoint().ok());
+    ASSERT_TRUE(Write(**p, "ijkl", 8).ok());
+    (*p)->RecordDone(2, {{H(7), 4}});  // not saved
+  }
+  {
+    auto p = PartFile::Open(dest, H(1), 12, 4);
+    ASSERT_TRUE(p.ok());
+    EXPECT_TRUE((*p)->resumed());
+    EXPECT_TRUE((*p)->IsDone(0));
+    EXPECT_TRUE((*p)->IsDone(1));
+    EXPECT_FALSE((*p)->IsDone(2));
+    ASSERT_TRUE((*p)->Checkpoint().ok());  // nothing new: the sidecar stays as it is
+  }
+  auto side = ParseSidecar(Slurp(PartFile::SidecarPath(dest)));
+  ASSERT_TRUE(side.ok());
+  EXPECT_EQ(side->done.size(), 2u);
+}
+
 TEST(PartFile, DamagedSidecarOrMissingPartStartsAfresh) {
   testing::TempDir dir;
   const std::string dest = dir.path() + "/out.bin";
