@@ -13,7 +13,6 @@
 // chunk cache (bounded, LRU by access) serves repeated downloads without network.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -55,11 +54,7 @@ struct DownloadOptions {
   size_t fetch_concurrency = 0;
   uint64_t max_bytes_in_flight = 256ull << 20;  // buffered answer bytes at once, see above
   uint64_t block_bytes = 256ull << 20;          // reconstruction planning granularity
-  // How often completed blocks are made durable for resume (a flush of the file and a
-  // sidecar rewrite, ~0.1 s on this project's VM disk): at most once per interval, and
-  // when the download stops early on an error. 0 = after every block.
-  std::chrono::milliseconds checkpoint_interval{2000};
-  std::string chunk_cache_dir;  // "" = no cache
+  std::string chunk_cache_dir;                  // "" = no cache
   uint64_t chunk_cache_bytes = 10ull << 30;
   TransferStats* stats = nullptr;
 };
