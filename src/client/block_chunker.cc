@@ -40,13 +40,11 @@ void BlockChunker::Chunk(std::span<const uint8_t> block, bool end_of_stream,
   out->clear();
   const size_t len = block.size();
   const size_t parts = std::clamp<size_t>(len / kMinSegmentBytes, 1, segments_.size());
-  // The calling thread's segment is a quarter shorter than the helpers' (which share the
-  // rest equally): besides its segment it reads each block and consumes the chunks. On this
-  // project's 2-core machine that balances the two threads of a one-file upload (profile in
-  // docs/BENCHMARKS.md).
-  const size_t first = parts == 1 ? len : len / parts - len / parts / 4;
-  const size_t step = parts == 1 ? 0 : (len - first) / (parts - 1);
-  auto start_of = [&](size_t k) { return k == 0 ? 0 : first + (k - 1) * step; };
+  // Equal segments. Shortening the calling thread's (which also reads the blocks and
+  // consumes the chunks) by an eighth or a quarter measured slower in the uploader
+  // (docs/BENCHMARKS.md).
+  const size_t step = len / parts;
+  auto start_of = [&](size_t k) { return k * step; };
   auto stop_of = [&](size_t k) { return k + 1 < parts ? start_of(k + 1) : len; };
 
   for (size_t k = 1; k < parts; ++k) {
