@@ -53,6 +53,11 @@ namespace {
 inline constexpr size_t kUploadReadBlock = 8 << 20;
 inline constexpr uint64_t kMaxXorbBytesInFlight = 192ull << 20;
 inline constexpr size_t kSha256OffloadBytes = 1 << 20;
+// A xorb being packed is sealed (and so sent) once this many bytes of input went by
+// without adding to it: an update's few new chunks go out while the rest of the file is
+// still read, instead of after it (the last xorb's upload is otherwise the update's tail).
+// A fresh upload adds to its xorb all the time and never reaches it.
+inline constexpr uint64_t kIdleSealBytes = 64ull << 20;
 inline constexpr size_t kGlobalDedupThreads = 2;
 inline constexpr size_t kGlobalDedupQueue = 256;
 
@@ -278,6 +283,7 @@ struct Session::Worker {
   };
   std::deque<Pending> pending;
   FileInfoBuilder file;
+  uint64_t idle_bytes = 0;  // input referenced (not packed) since the builder last grew
 };
 
 // Whether a shard of this session may reference `xorb`: asks the server once for a xorb
@@ -342,6 +348,7 @@ Status Session::ProcessFile(size_t item_index, Worker& w) {
         if (v.reference) {
           w.file.AddChunk(p.loc->xorb, p.loc->index, p.hash, p.size);
           if (stats()) stats()->bytes_deduped += p.size;
+          w.idle_bytes += p.size;
         } else {
           std::span<const uint8_t> data = (w.pending.size() == 1 && p.data.empty())
                                               ? current
@@ -356,11 +363,13 @@ Status Session::ProcessFile(size_t item_index, Worker& w) {
                                   static_cast<uint32_t>(w.builder.num_chunks() - 1)};
           index_.Insert(p.hash, loc);
           w.file.AddChunk(loc.xorb, loc.index, p.hash, p.size);
+          w.idle_bytes = 0;
         }
         w.pending.pop_front();
       }
     }
     w.verdicts.clear();
+    if (w.idle_bytes >= kIdleSealBytes && !w.builder.empty()) XET_RETURN_IF_ERROR(Seal(w));
     // The newest chunk stays undecided: keep a copy of its bytes.
     if (!w.pending.empty() && w.pending.back().data.empty() && !current.empty()) {
       w.pending.back().data.assign(current.begin(), current.end());

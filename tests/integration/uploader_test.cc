@@ -255,6 +255,39 @@ TEST_F(UploaderTest, OneLargeFileChunkedAcrossThreadsMatchesTheSequentialHash) {
   EXPECT_TRUE(Download((*r)[0].file_hash) == data);
 }
 
+// An update's new chunks are sealed into a xorb of their own once 64 MiB of input went by
+// without new chunks, so they are sent while the rest of the file is read: two regions
+// changed 77 MiB apart land in two xorbs (one would hold both if sealing waited for the
+// file's end), and the file is still whole.
+TEST_F(UploaderTest, AnUpdatesNewChunksAreSentWhileTheRestIsRead) {
+  auto data = Random(80 << 20, 31);
+  const std::string path = dir_.path() + "/model";
+  WriteFile(path, data);
+  UploadOptions options;
+  options.shard_cache_dir = dir_.path() + "/cache";
+  ASSERT_TRUE(Upload({path}, options, nullptr).ok());
+  auto count_xorbs = [&] {
+    size_t n = 0;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(server_->data_dir())) {
+      n += e.is_regular_file() && e.path().parent_path().parent_path().filename() == "xorbs";
+    }
+    return n;
+  };
+  const size_t before = count_xorbs();
+  for (size_t at : {size_t{1} << 20, size_t{78} << 20}) {
+    const auto edit = Random(1 << 20, at);
+    std::copy(edit.begin(), edit.end(), data.begin() + static_cast<ptrdiff_t>(at));
+  }
+  WriteFile(path, data);
+  TransferStats stats;
+  auto r = Upload({path}, options, &stats);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_LT(stats.bytes_sent.load(), 4u << 20);  // the two changed regions and their shard
+  EXPECT_EQ(count_xorbs() - before, 2u);
+  EXPECT_EQ((*r)[0].file_hash.ToHex(), CliHash(path).first);
+  EXPECT_TRUE(Download((*r)[0].file_hash) == data);
+}
+
 TEST_F(UploaderTest, AStaleShardCacheCostsBytesNeverCorrectness) {
   const auto data = Random(20 << 20, 17);
   const std::string path = dir_.path() + "/a";
