@@ -6,9 +6,10 @@
 //   blocks split across the cores the other tasks leave idle) → dedup (session
 //   chunk map, then the persistent local shard cache, then global dedup queries for
 //   eligible chunks, in the background) → pack new chunks into xorbs of up to 64 MiB /
-//   8,192 chunks (several files share a xorb) → compress (LZ4/BG4 by predictor) → upload
-//   xorbs (`upload_concurrency` in flight, adaptive) → build shards (split at 64 MiB) →
-//   upload each shard once all its xorbs have landed.
+//   8,192 chunks (several files share a xorb; one that 64 MiB of input did not add to is
+//   sealed and sent at once, so an update's few new chunks do not wait for its end) → compress
+//   (LZ4/BG4 by predictor) → upload xorbs (`upload_concurrency` in flight, adaptive) → build shards
+//   (split at 64 MiB) → upload each shard once all its xorbs have landed.
 // Fragmentation prevention: a deduplicated run shorter than kMinDedupRunChunks chunks (or
 // kMinDedupRunBytes) between new data is re-uploaded instead of referenced, so files
 // reconstruct from long runs; see the constants in uploader.cc (documented there).
