@@ -36,9 +36,11 @@ constexpr size_t kBlockWindow = 2;
 // until the sink takes them (at most kBlockWindow blocks of them).
 constexpr uint64_t kStreamBlockBytes = 32ull << 20;
 constexpr uint64_t kMinStreamBlockBytes = 1ull << 20;
-// Per worker: decoded bytes are copied here on their way to the file, so a worker never
-// holds more than one decoded chunk plus this much of decoded data.
-constexpr size_t kStagingBytes = 4u << 20;
+// Per worker, twice (one buffer fills while the other is written): decoded bytes are copied
+// here on their way to the file, so a worker never holds more than one decoded chunk plus
+// twice this much of decoded data. A/B of 1 GB downloads on this 2-core machine, with the
+// two buffers: 8 MiB 0.97-1.07 s median, 4 MiB 1.07-1.12, 16 MiB 1.18 (docs/BENCHMARKS.md).
+constexpr size_t kStagingBytes = 8u << 20;
 // Largest record payload accepted from a streamed range (a stored chunk is at most
 // kXorbMaxChunkSize; an LZ4 frame of one is barely larger): bounds StreamRange's pending
 // record.

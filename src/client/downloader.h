@@ -28,8 +28,9 @@
 
 namespace xet {
 
-// Memory: chunks are decompressed one at a time and written as they are decoded (through a
-// 4 MiB page-aligned staging buffer per worker; whole pages with O_DIRECT where the file
+// Memory: chunks are decompressed one at a time and written as they are decoded (through
+// two 8 MiB page-aligned staging buffers per worker, one filling while the other is written;
+// whole pages with O_DIRECT where the file
 // system allows it, so a download does not fill the page cache). A fetch of one range, and
 // a chunk-cache read, is decoded as its bytes stream in and holds no copy of the range;
 // only fetches that group several small ranges into one multi-range request buffer their
@@ -38,7 +39,7 @@ namespace xet {
 //     running fetches' and idle ones kept for reuse alike (each fetch reserves its
 //     requested byte span before it starts; such fetches are capped at
 //     max_bytes_in_flight / (2 * fetch_concurrency), 32 MiB at most);
-//   - per worker: the staging buffer, a 1 MiB cache read buffer, one decoded chunk
+//   - per worker: the two staging buffers, a 1 MiB cache read buffer, one decoded chunk
 //     (<= 128 KiB) and one record split across received pieces (<= 256 KiB);
 //   - the plans of the two blocks in progress (terms and fetch URLs, not data) and the
 //     (hash, size) of every chunk of the file (40 bytes each, for the final hash check);
