@@ -40,6 +40,18 @@ TEST(Sha256Worker, FinishStartsOverAndResetDropsAPartialStream) {
   EXPECT_EQ(worker.Finish(), Sha256Of({}));
 }
 
+TEST(Sha256Worker, StartsItsThreadOnlyForABackgroundBlock) {
+  const std::vector<uint8_t> a = testing::RandomBytes(70000, 4);
+  Sha256Worker worker;
+  worker.UpdateHere(a);
+  worker.Wait();
+  EXPECT_EQ(worker.Finish(), Sha256Of(a));
+  EXPECT_FALSE(worker.threaded());  // inline digests and waits cost no thread
+  worker.Update(a);
+  EXPECT_TRUE(worker.threaded());
+  EXPECT_EQ(worker.Finish(), Sha256Of(a));
+}
+
 TEST(Sha256Worker, DestroyedWithABlockPending) {
   const std::vector<uint8_t> a = testing::RandomBytes(1 << 20, 3);
   {
