@@ -107,3 +107,39 @@ TEST(Chunker, ChunkSizesStayWithinLimits) {
 
 }  // namespace
 }  // namespace xet
+
+namespace xet {
+namespace {
+
+// FindGearHit works eight bytes per round; every hit position within a round, every
+// tail length and every starting state must give what one step per byte gives.
+TEST(Chunker, GearScanMatchesOneStepPerByteAtEveryRoundOffset) {
+  const std::vector<uint8_t> data = testing::RandomBytes(6 << 20, 77);
+  std::mt19937_64 rng(5);
+  size_t hits_at[8] = {};
+  size_t pos = 0;
+  uint64_t h = rng();
+  while (pos < data.size()) {
+    const size_t end = std::min(data.size(), pos + 1 + rng() % 300000);
+    uint64_t expected_h = h;
+    size_t expected = end;
+    for (size_t p = pos; p < end; ++p) {
+      expected_h = (expected_h << 1) + kGearTable[data[p]];
+      if ((expected_h & kChunkBoundaryMask) == 0) {
+        expected = p;
+        break;
+      }
+    }
+    uint64_t got_h = h;
+    const size_t got = internal::FindGearHit(data.data(), pos, end, &got_h);
+    ASSERT_EQ(got, expected) << "scan from " << pos << " to " << end;
+    ASSERT_EQ(got_h, expected_h) << "state after " << got;
+    if (got < end) ++hits_at[(got - pos) % 8];
+    pos = got + 1;
+    h = got_h;
+  }
+  for (size_t k = 0; k < 8; ++k) EXPECT_GT(hits_at[k], 0u) << "no hit at round offset " << k;
+}
+
+}  // namespace
+}  // namespace xet
