@@ -63,9 +63,24 @@ void DedupIndex::SetTrust(uint32_t xorb, XorbTrust trust) {
   trust_.at(xorb) = trust;
 }
 
-void DedupIndex::Insert(const Hash& chunk, ChunkLocation loc) {
+void DedupIndex::Insert(const Hash& chunk, ChunkLocation loc, uint64_t size) {
   std::lock_guard lock(mu_);
   chunks_.emplace(chunk, loc);
+  if (sequences_.size() <= loc.xorb) sequences_.resize(loc.xorb + 1);
+  std::vector<ChunkInfo>& seq = sequences_[loc.xorb];
+  if (seq.size() == loc.index) seq.push_back({chunk, size});  // packed in order
+}
+
+std::optional<ChunkInfo> DedupIndex::FollowingChunk(const Hash& chunk) const {
+  std::lock_guard lock(mu_);
+  const auto it = chunks_.find(chunk);
+  if (it == chunks_.end() || it->second.xorb >= sequences_.size()) return std::nullopt;
+  const std::vector<ChunkInfo>& seq = sequences_[it->second.xorb];
+  const size_t next = size_t{it->second.index} + 1;
+  if (it->second.index >= seq.size() || seq[it->second.index].hash != chunk || next >= seq.size()) {
+    return std::nullopt;
+  }
+  return seq[next];
 }
 
 size_t DedupIndex::AddShard(const Shard& shard, uint64_t now, XorbTrust trust) {
@@ -91,6 +106,15 @@ size_t DedupIndex::AddShard(const Shard& shard, uint64_t now, XorbTrust trust) {
   for (const CasInfo& cas : shard.cas_infos) {
     if (cas.cas_hash.IsZero() || !IsWholeXorb(cas)) continue;
     const uint32_t id = XorbIdLocked(cas.cas_hash, trust);
+    if (map == &chunks_) {
+      if (sequences_.size() <= id) sequences_.resize(id + 1);
+      if (sequences_[id].empty()) {
+        sequences_[id].reserve(cas.entries.size());
+        for (const CasChunkEntry& e : cas.entries) {
+          sequences_[id].push_back({e.chunk_hash, e.unpacked_segment_bytes});
+        }
+      }
+    }
     for (size_t i = 0; i < cas.entries.size(); ++i) {
       added += map->emplace(cas.entries[i].chunk_hash, ChunkLocation{id, static_cast<uint32_t>(i)})
                    .second;

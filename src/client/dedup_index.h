@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "format/hash.h"
+#include "format/merkle.h"
 #include "format/shard_types.h"
 
 namespace xet {
@@ -46,8 +47,9 @@ class DedupIndex {
   // The hash of xorb `xorb` (zero for a session xorb not sealed yet).
   Hash XorbHash(uint32_t xorb) const;
 
-  // Records that `chunk` is at `loc` (the first location recorded wins).
-  void Insert(const Hash& chunk, ChunkLocation loc);
+  // Records that `chunk` (`size` bytes) is at `loc` (the first location recorded wins).
+  // Chunks of a session xorb are inserted in order, so the xorb's chunk sequence is known.
+  void Insert(const Hash& chunk, ChunkLocation loc, uint64_t size);
   // Adds every chunk of every CAS block of `shard` (a cached shard or a global-dedup
   // answer); a CAS block that does not list its whole xorb is skipped. A keyed shard (non-zero
   // footer key) is ignored once `now` passes its expiry. Its xorbs get `trust` unless they
@@ -57,6 +59,13 @@ class DedupIndex {
 
   // Where `chunk` is; locations in xorbs marked kMissing are skipped.
   std::optional<ChunkLocation> Find(const Hash& chunk, uint64_t now) const;
+
+  // The chunk that came after `chunk` in the xorb where it was first recorded (hash and
+  // size), if that xorb's whole chunk sequence is known: a session xorb, or an unkeyed
+  // shard's (the client's own uploads; global-dedup answers are keyed and never count).
+  // For predicting chunk boundaries (the uploader checks every prediction's hash and cut),
+  // never for referencing data: trust is not considered.
+  std::optional<ChunkInfo> FollowingChunk(const Hash& chunk) const;
 
   XorbTrust Trust(uint32_t xorb) const;
   void SetTrust(uint32_t xorb, XorbTrust trust);
@@ -77,6 +86,8 @@ class DedupIndex {
   std::vector<XorbTrust> trust_;                             // by id
   std::unordered_map<Hash, uint32_t, HashHasher> xorb_ids_;  // sealed or external xorbs
   std::unordered_map<Hash, ChunkLocation, HashHasher> chunks_;
+  // By xorb id: the xorb's chunks in order, where known (40 bytes per chunk).
+  std::vector<std::vector<ChunkInfo>> sequences_;
   std::deque<Keyed> keyed_;
 };
 

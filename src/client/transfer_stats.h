@@ -14,6 +14,8 @@ struct TransferStats {
   std::atomic<uint64_t> bytes_done{0};        // logical bytes processed (read or written)
   std::atomic<uint64_t> bytes_deduped{0};     // upload: logical bytes found already stored
   std::atomic<uint64_t> bytes_sent{0};        // upload: xorb + shard bytes sent on the wire
+  std::atomic<uint64_t> bytes_predicted{0};   // upload: bytes in chunks the dedup index
+                                              // predicted (checked, not scanned)
   std::atomic<uint64_t> bytes_received{0};    // download: bytes received on the wire
   std::atomic<uint64_t> bytes_from_cache{0};  // download: bytes served by the chunk cache
   std::atomic<uint64_t> retries{0};

@@ -1,18 +1,23 @@
 // The upload pipeline (see uploader.h for the stages). Threads of one Upload() call:
-//   - hash workers (UploadOptions::hash_threads): each takes the next item, streams it
-//     in blocks of kUploadReadBlock (read; chunk + BLAKE3 split across the worker and its
-//     BlockChunker helpers, one per core the workers leave idle, so one large file uses
-//     every core; with compute_sha256, the SHA-256 of blocks >= 1 MiB on the worker's
-//     Sha256Worker thread, in parallel), decides dedup chunk by chunk (DedupIndex, with the
-//     FragmentationFilter's bounded look-ahead) and packs new chunks into its own
-//     XorbBuilder (compression happens there, on the worker's core). A full builder is
-//     sealed: its hash and CAS info are recorded and it goes to the upload queue.
+//   - hash workers (UploadOptions::hash_threads): each takes the next item and streams it
+//     in blocks of kUploadReadBlock, read one block ahead on the worker's BlockReader
+//     thread once a file fills a block. Chunk boundaries: chunks the dedup index predicts
+//     (the chunk that followed the last one in an earlier upload; an unchanged run) are
+//     checked by hash and cut instead of scanned; the rest is chunked and hashed across
+//     the worker and its BlockChunker helpers, one per core the workers leave idle, so one
+//     large file uses every core. With compute_sha256, the SHA-256 of blocks >= 1 MiB runs
+//     on the worker's Sha256Worker thread, in parallel. The worker decides dedup chunk by
+//     chunk (DedupIndex, with the FragmentationFilter's bounded look-ahead) and packs new
+//     chunks into its own XorbBuilder (compression happens there, on the worker's core).
+//     A full builder is sealed: its hash and CAS info are recorded and it goes to the
+//     upload queue.
 //   - xorb uploaders (upload_concurrency threads, admitted by an AdaptiveLimit).
 //   - global-dedup queriers (kGlobalDedupThreads), fed without blocking by the workers.
 // Memory: sealed xorbs waiting or in flight are bounded by kMaxXorbBytesInFlight (a
-// worker blocks before queueing more: backpressure); each worker holds one read buffer
-// (kUploadReadBlock + one chunk), one xorb being packed (<= 64 MiB) and at most one
-// undecided dedup run (~1 MiB). With 2 workers: ~2 × 73 MiB + 192 MiB + the chunk index.
+// worker blocks before queueing more: backpressure); each worker holds two read buffers
+// (kUploadReadBlock + one chunk each; the second only once a file fills the first), one
+// xorb being packed (<= 64 MiB) and at most one undecided dedup run (~1 MiB). With 2
+// workers: ~2 × 81 MiB + 192 MiB + the chunk index.
 // Uploaded xorbs' buffers go back to a pool (kMaxXorbBytesInFlight / 64 MiB + 1 of them)
 // that the workers' builders take from, so a long upload faults in a handful of 64 MiB
 // buffers instead of one per xorb.
@@ -32,6 +37,7 @@
 
 #include "client/adaptive_limit.h"
 #include "client/block_chunker.h"
+#include "client/block_reader.h"
 #include "client/dedup_index.h"
 #include "client/fragmentation.h"
 #include "client/local_shard_cache.h"
@@ -39,7 +45,6 @@
 #include "client/shard_builder.h"
 #include "common/bounded_queue.h"
 #include "common/buffer_pool.h"
-#include "common/huge_pages.h"
 #include "format/chunker.h"
 #include "format/keyed_hash.h"
 #include "format/merkle.h"
@@ -254,23 +259,14 @@ void GlobalDedup::Stop() {
   threads_.clear();
 }
 
-std::unique_ptr<uint8_t[]> NewReadBuffer() {
-  constexpr size_t kBytes = kUploadReadBlock + kMaxChunkSize;
-  auto buffer = std::make_unique_for_overwrite<uint8_t[]>(kBytes);
-  AdviseHugePages(buffer.get(), kBytes);
-  return buffer;
-}
-
 // Per-worker state, reused across the files the worker processes.
 struct Session::Worker {
   explicit Worker(size_t chunk_helpers) : chunker(chunk_helpers) {}
 
   XorbBuilder builder;
   uint32_t builder_xorb = 0;  // session id of the xorb being packed (when not empty)
-  // Not zero-filled, and advised for huge pages (common/huge_pages.h): a small file faults
-  // in only the pages its read fills, a large one few faults.
-  const std::unique_ptr<uint8_t[]> buffer = NewReadBuffer();
-  Sha256Worker sha;      // after `buffer`: destroyed (joined) while the buffer it reads lives
+  BlockReader reader{kUploadReadBlock, kMaxChunkSize};
+  Sha256Worker sha;      // after `reader`: destroyed (joined) while the blocks it reads live
   BlockChunker chunker;  // likewise
   std::vector<BlockChunk> block_chunks;
   FragmentationFilter filter;
@@ -361,7 +357,7 @@ Status Session::ProcessFile(size_t item_index, Worker& w) {
           XET_RETURN_IF_ERROR(w.builder.Add(data, p.hash));
           const ChunkLocation loc{w.builder_xorb,
                                   static_cast<uint32_t>(w.builder.num_chunks() - 1)};
-          index_.Insert(p.hash, loc);
+          index_.Insert(p.hash, loc, p.size);
           w.file.AddChunk(loc.xorb, loc.index, p.hash, p.size);
           w.idle_bytes = 0;
         }
@@ -377,7 +373,12 @@ Status Session::ProcessFile(size_t item_index, Worker& w) {
     return Status::Ok();
   };
 
+  // The chunk the dedup index expects next (the one that followed the last emitted chunk
+  // in an earlier upload): an unchanged run is then checked chunk by chunk (hash and cut)
+  // instead of scanned for boundaries.
+  std::optional<ChunkInfo> predicted;
   auto emit = [&](std::span<const uint8_t> data, const Hash& hash) -> Status {
+    predicted = index_.FollowingChunk(hash);
     const bool first = chunks.empty();
     chunks.push_back({hash, data.size()});
     auto loc = FindUsable(hash, now);
@@ -394,23 +395,23 @@ Status Session::ProcessFile(size_t item_index, Worker& w) {
     return apply(data);
   };
 
-  uint8_t* buf = w.buffer.get();
-  size_t len = 0;  // valid bytes in buf: the open chunk's bytes first
+  w.reader.Start(&source);
+  // Waits for a read ahead still in flight when this returns early, before `source` goes.
+  struct StopReading {
+    BlockReader& reader;
+    ~StopReading() { reader.Stop(); }
+  } stop_reading{w.reader};
+  std::span<const uint8_t> carry;  // the open chunk's bytes, in the last view
   bool end = false;
   while (!end) {
     if (error_.failed()) return Status::Cancelled("upload cancelled");
-    // A full block (short reads are topped up), so that it splits across the helpers.
-    const size_t fresh_from = len;
-    while (len - fresh_from < kUploadReadBlock) {
-      auto n = source.Read({buf + len, kUploadReadBlock - (len - fresh_from)});
-      if (!n.ok()) return n.status().WithContext(item.name);
-      if (*n == 0) {
-        end = true;
-        break;
-      }
-      len += *n;
-    }
-    const std::span<const uint8_t> fresh(buf + fresh_from, len - fresh_from);
+    // A full block (unless the file ends in it), so that it splits across the helpers.
+    auto view = w.reader.Next(carry);
+    if (!view.ok()) return view.status().WithContext(item.name);
+    end = view->end;
+    const uint8_t* const buf = view->all.data();
+    const size_t len = view->all.size();
+    const std::span<const uint8_t> fresh = view->fresh;
     if (options_.compute_sha256 && !fresh.empty()) {
       // A large block is digested on the SHA-256 thread while this one chunks it.
       if (fresh.size() >= kSha256OffloadBytes) {
@@ -421,15 +422,52 @@ Status Session::ProcessFile(size_t item_index, Worker& w) {
     }
     size += fresh.size();
     if (stats()) stats()->bytes_done += fresh.size();
-    w.chunker.Chunk({buf, len}, end, &w.block_chunks);
+    // Chunk boundaries. A predicted chunk starts where the last chunk ended (a true
+    // boundary) and its bytes equal a chunk a compliant chunker cut (same hash), so it
+    // holds no cut; if it also ends on a cut (EndsOnChunkerCut), it is exactly the chunk
+    // that scanning from here would give. On a miss one chunk is scanned; if the index
+    // knows what followed that chunk, predicting resumes, otherwise (new data) the rest of
+    // the block is chunked across the helpers.
+    // A chunk that runs past the bytes read so far ends the loop: the unconsumed bytes are
+    // carried into the next view.
     size_t consumed = 0;
-    for (const BlockChunk& c : w.block_chunks) {
-      XET_RETURN_IF_ERROR(emit({buf + c.offset, c.size}, c.hash));
-      consumed = c.offset + c.size;
+    bool scan_rest = false;
+    while (consumed < len) {
+      const std::span<const uint8_t> rest(buf + consumed, len - consumed);
+      if (predicted && predicted->size >= kMinChunkSize && predicted->size <= kMaxChunkSize) {
+        const ChunkInfo next = *predicted;
+        if (next.size > rest.size() && !end) break;
+        if (next.size <= rest.size()) {
+          const std::span<const uint8_t> data = rest.first(next.size);
+          if (EndsOnChunkerCut(data) && ChunkHash(data) == next.hash) {
+            XET_RETURN_IF_ERROR(emit(data, next.hash));  // predicts the chunk after it
+            consumed += next.size;
+            if (stats()) stats()->bytes_predicted += next.size;
+            continue;
+          }
+        }
+      }
+      Chunker one;
+      size_t n = one.NextBoundary(rest);
+      if (n == 0 && !end) break;
+      if (n == 0) n = rest.size();  // the file's last chunk
+      XET_RETURN_IF_ERROR(emit(rest.first(n), ChunkHash(rest.first(n))));
+      consumed += n;
+      if (!predicted) {
+        scan_rest = true;
+        break;
+      }
     }
-    sha.Wait();  // the move below overwrites the block
-    std::memmove(buf, buf + consumed, len - consumed);
-    len -= consumed;
+    if (scan_rest && consumed < len) {
+      const size_t from = consumed;
+      w.chunker.Chunk({buf + from, len - from}, end, &w.block_chunks);
+      for (const BlockChunk& c : w.block_chunks) {
+        XET_RETURN_IF_ERROR(emit({buf + from + c.offset, c.size}, c.hash));
+        consumed = from + c.offset + c.size;
+      }
+    }
+    sha.Wait();  // the next view reuses this block's buffer
+    carry = view->all.subspan(consumed);
   }
   w.filter.Finish(&w.verdicts);
   XET_RETURN_IF_ERROR(apply({}));

@@ -2,8 +2,11 @@
 // chunks the server does not have.
 //
 // Pipeline (all stages concurrent, memory bounded by the queue sizes in UploadOptions):
-//   read → chunk + hash (one task per file, `hash_threads` in parallel; a large file's
-//   blocks split across the cores the other tasks leave idle) → dedup (session
+//   read (one block ahead) → chunk + hash (one task per file, `hash_threads` in parallel;
+//   a large file's blocks split across the cores the other tasks leave idle; where the
+//   dedup index knows which chunk followed the previous one in an earlier upload, that
+//   chunk's bytes are hashed and its end checked instead of scanned, with the spec's
+//   boundaries all the same: an update re-chunks only what changed) → dedup (session
 //   chunk map, then the persistent local shard cache, then global dedup queries for
 //   eligible chunks, in the background) → pack new chunks into xorbs of up to 64 MiB /
 //   8,192 chunks (several files share a xorb; one that 64 MiB of input did not add to is

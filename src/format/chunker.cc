@@ -105,6 +105,11 @@ uint64_t Chunker::Finish() {
   return last;
 }
 
+bool EndsOnChunkerCut(std::span<const uint8_t> chunk) {
+  if (chunk.size() < kMinChunkSize || chunk.size() > kMaxChunkSize) return false;
+  return chunk.size() == kMaxChunkSize || IsHit(WarmUp(chunk.data() + chunk.size()));
+}
+
 std::vector<uint64_t> ChunkBoundaries(std::span<const uint8_t> data) {
   std::vector<uint64_t> ends;
   ends.reserve(data.size() / kTargetChunkSize + 2);

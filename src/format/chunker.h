@@ -48,6 +48,14 @@ class Chunker {
   uint64_t hash_ = 0;     // gear hash of the open chunk's bytes seen so far
 };
 
+// Whether the Chunker, started at chunk[0] with no cut before chunk's last byte, would cut
+// right after it: chunk.size() is in [kMinChunkSize, kMaxChunkSize] and either equals
+// kMaxChunkSize or the gear hash at the last byte has its top 16 bits zero (only the last
+// 64 bytes are hashed). With bytes known to equal a chunk a compliant chunker cut (so no
+// cut inside), this is the whole condition for the chunk to be what chunking from its
+// start yields; it rules out a stream's final chunk, which ends where the stream did.
+bool EndsOnChunkerCut(std::span<const uint8_t> chunk);
+
 // Chunk end offsets (exclusive) of a whole in-memory buffer; the last is data.size().
 // Empty for empty input.
 std::vector<uint64_t> ChunkBoundaries(std::span<const uint8_t> data);

@@ -23,7 +23,9 @@
 #include "client/http_client.h"
 #include "format/chunker.h"
 #include "format/keyed_hash.h"
+#include "format/merkle.h"
 #include "format/xorb.h"
+#include "support/reference_chunker.h"
 #include "support/server_process.h"
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
@@ -348,6 +350,74 @@ TEST_F(UploaderTest, OnePercentChangeSendsAboutTheChangedChunks) {
   EXPECT_LE(s2.bytes_sent.load(), fresh * 13 / 10 + (64u << 10)) << "fresh chunk bytes " << fresh;
   EXPECT_EQ((*r2)[0].file_hash.ToHex(), CliHash(p2).first);
   EXPECT_TRUE(Download((*r2)[0].file_hash) == changed);
+}
+
+// The Xet file hash of `data` by the spec's byte-at-a-time chunker (tests/support), not
+// by any code of the uploader.
+Hash SpecFileHash(const std::vector<uint8_t>& data) {
+  std::vector<ChunkInfo> chunks;
+  uint64_t start = 0;
+  for (uint64_t end : testing::ReferenceChunkBoundaries(data)) {
+    chunks.push_back({ChunkHash({data.data() + start, end - start}), end - start});
+    start = end;
+  }
+  return FileHash(chunks);
+}
+
+// Re-uploads take the chunk boundaries of unchanged runs from the dedup index (the chunk
+// that followed in an earlier upload, checked by hash and cut) instead of scanning. The
+// result must be the spec's chunking whatever the edit: a changed middle, bytes appended
+// after what was the last chunk (that chunk ended at the old end of file, not on a cut,
+// so it must not be taken as a chunk in the middle of the longer file), a truncation, a
+// shift, a prefix, a repetition.
+TEST_F(UploaderTest, PredictedBoundariesAreTheSpecsChunksAfterAnyEdit) {
+  auto base = Random(20 << 20, 31);
+  std::fill(base.begin() + (6 << 20), base.begin() + (6 << 20) + 300000, 0);  // a forced-cut run
+  const std::string base_path = dir_.path() + "/base";
+  WriteFile(base_path, base);
+  UploadOptions options;
+  options.shard_cache_dir = dir_.path() + "/cache";
+  ASSERT_TRUE(Upload({base_path}, options, nullptr).ok());
+  const auto tail = Random(300000, 32);
+
+  std::map<std::string, std::vector<uint8_t>> variants;
+  {
+    auto v = base;
+    std::mt19937_64 rng(33);
+    for (int i = 0; i < 3; ++i) {
+      const size_t at = rng() % (v.size() - 100000);
+      for (size_t k = 0; k < 100000; ++k) v[at + k] = static_cast<uint8_t>(rng());
+    }
+    variants["changed"] = v;
+  }
+  {
+    auto v = base;
+    v.insert(v.end(), tail.begin(), tail.end());
+    variants["appended"] = v;
+  }
+  variants["truncated"] = std::vector<uint8_t>(base.begin(), base.end() - 5000);
+  {
+    auto v = tail;
+    v.resize(4096);
+    v.insert(v.end(), base.begin(), base.end());
+    variants["shifted"] = v;
+  }
+  variants["prefix"] = std::vector<uint8_t>(base.begin(), base.begin() + (10 << 20) + 12345);
+  {
+    auto v = base;
+    v.insert(v.end(), base.begin(), base.end());
+    variants["twice"] = v;
+  }
+  for (const auto& [name, data] : variants) {
+    const std::string path = dir_.path() + "/" + name;
+    WriteFile(path, data);
+    TransferStats stats;
+    auto r = Upload({path}, options, &stats);
+    ASSERT_TRUE(r.ok()) << name << ": " << r.status().ToString();
+    EXPECT_EQ((*r)[0].file_hash, SpecFileHash(data)) << name;
+    EXPECT_GT(stats.bytes_predicted.load(), data.size() / 4) << name << ": predictions unused";
+    EXPECT_TRUE(Download((*r)[0].file_hash) == data) << name;
+  }
 }
 
 TEST_F(UploaderTest, ServerKilledMidUploadThenRetriedCompletes) {

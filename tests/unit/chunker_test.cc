@@ -143,3 +143,32 @@ TEST(Chunker, GearScanMatchesOneStepPerByteAtEveryRoundOffset) {
 
 }  // namespace
 }  // namespace xet
+
+namespace xet {
+namespace {
+
+// EndsOnChunkerCut accepts exactly the ends the chunker cuts at: every chunk but a
+// stream's last (which ends where the stream does), and a chunk cut at the maximum size.
+TEST(Chunker, EndsOnChunkerCutTellsCutEndsFromStreamEnds) {
+  const auto data = testing::RandomBytes(3 << 20, 8);
+  const auto ends = testing::ReferenceChunkBoundaries(data);
+  ASSERT_GT(ends.size(), 10u);
+  uint64_t start = 0;
+  for (size_t i = 0; i + 1 < ends.size(); ++i) {
+    EXPECT_TRUE(EndsOnChunkerCut({data.data() + start, ends[i] - start})) << i;
+    start = ends[i];
+  }
+  // Cut one byte short or long of a true cut: no cut there (random data).
+  EXPECT_FALSE(EndsOnChunkerCut({data.data(), ends[0] - 1}));
+  EXPECT_FALSE(EndsOnChunkerCut({data.data(), ends[0] + 1}));
+  // Outside [min, max] never; exactly max always.
+  EXPECT_FALSE(EndsOnChunkerCut({data.data(), kMinChunkSize - 1}));
+  EXPECT_FALSE(EndsOnChunkerCut({data.data(), kMaxChunkSize + 1}));
+  const std::vector<uint8_t> zeros(kMaxChunkSize, 0);  // no hit anywhere: a forced cut
+  EXPECT_EQ(testing::ReferenceChunkBoundaries(zeros).front(), kMaxChunkSize);
+  EXPECT_TRUE(EndsOnChunkerCut(zeros));
+  EXPECT_FALSE(EndsOnChunkerCut({zeros.data(), kMaxChunkSize - 1}));
+}
+
+}  // namespace
+}  // namespace xet

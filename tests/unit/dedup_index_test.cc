@@ -31,8 +31,8 @@ TEST(DedupIndexTest, SessionXorbsGetHashesWhenSealed) {
   const uint32_t a = index.NewSessionXorb();
   const uint32_t b = index.NewSessionXorb();
   EXPECT_NE(a, b);
-  index.Insert(H(1), {a, 0});
-  index.Insert(H(1), {b, 5});  // first wins
+  index.Insert(H(1), {a, 0}, 100);
+  index.Insert(H(1), {b, 5}, 100);  // first wins
   EXPECT_EQ(index.Find(H(1), 0), (ChunkLocation{a, 0}));
   EXPECT_FALSE(index.Find(H(2), 0));
   EXPECT_TRUE(index.XorbHash(a).IsZero());
@@ -114,6 +114,44 @@ TEST(DedupIndexTest, KeyedAnswersHonourKeyAndExpiry) {
 
   DedupIndex late;
   EXPECT_EQ(late.AddShard(s, 2000), 0u);
+}
+
+}  // namespace
+}  // namespace xet
+
+namespace xet {
+namespace {
+
+TEST(DedupIndexTest, FollowingChunkWalksAKnownXorbSequenceOnly) {
+  DedupIndex index;
+  // A session xorb, packed in order.
+  const uint32_t a = index.NewSessionXorb();
+  index.Insert(H(1), {a, 0}, 10000);
+  index.Insert(H(2), {a, 1}, 20000);
+  ASSERT_TRUE(index.FollowingChunk(H(1)));
+  EXPECT_EQ(index.FollowingChunk(H(1))->hash, H(2));
+  EXPECT_EQ(index.FollowingChunk(H(1))->size, 20000u);
+  EXPECT_FALSE(index.FollowingChunk(H(2)));  // the xorb's last chunk (so far)
+  EXPECT_FALSE(index.FollowingChunk(H(7)));  // unknown chunk
+  // An unkeyed shard: its whole-xorb sequences.
+  Shard s;
+  s.cas_infos.push_back(Cas(H(20), {H(3), H(4), H(5)}));
+  index.AddShard(s, 0, XorbTrust::kUnconfirmed);
+  EXPECT_EQ(index.FollowingChunk(H(3))->hash, H(4));
+  EXPECT_EQ(index.FollowingChunk(H(4))->hash, H(5));
+  EXPECT_EQ(index.FollowingChunk(H(4))->size, 100u);
+  EXPECT_FALSE(index.FollowingChunk(H(5)));
+  // Predictions ignore trust: a xorb the server lacks still tells where its chunks ended.
+  index.SetTrust(index.Find(H(3), 0)->xorb, XorbTrust::kMissing);
+  EXPECT_EQ(index.FollowingChunk(H(3))->hash, H(4));
+  // A keyed answer (another client's xorbs) never predicts.
+  Shard keyed;
+  keyed.footer = ShardFooter();
+  keyed.footer->chunk_hash_hmac_key = H(42);
+  keyed.cas_infos.push_back(Cas(H(21), {H(8), H(9)}));
+  index.AddShard(keyed, 0);
+  EXPECT_FALSE(index.FollowingChunk(H(8)));
+  EXPECT_FALSE(index.FollowingChunk(DedupProtectedHash(H(8), H(42))));
 }
 
 }  // namespace
