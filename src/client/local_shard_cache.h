@@ -6,8 +6,9 @@
 // deleted (eviction of the oldest by modification time). Files that do not parse, and
 // keyed answers past their expiry, are deleted and skipped: a corrupted cache never fails
 // an upload, it only dedups less. The bound also bounds the index's memory: each 48-byte
-// chunk entry of a cached shard costs ~100 bytes of hash map, so the default 64 MiB of
-// shards (~1.4 M chunks, ~87 GB of data) indexes in ~130 MB. The xorbs it loads are
+// chunk entry of a cached shard costs ~100 bytes of hash map and 40 bytes of its xorb's
+// chunk sequence (for predicted boundaries), so the default 64 MiB of shards (~1.4 M
+// chunks, ~87 GB of data) indexes in ~190 MB. The xorbs it loads are
 // XorbTrust::kUnconfirmed: the cache says what the server had, not what it has.
 #pragma once
 
