@@ -59,7 +59,7 @@ void BlockReader::Fill(Slot& slot) {
   }
 }
 
-Result<BlockReader::View> BlockReader::Next(std::span<const uint8_t> carry) {
+Result<BlockReader::View> BlockReader::Next(std::span<const uint8_t> carry, bool read_ahead) {
   int next = 1 - current_;
   if (first_) {
     next = current_;  // no carry yet: read into the current slot, on this thread
@@ -78,7 +78,7 @@ Result<BlockReader::View> BlockReader::Next(std::span<const uint8_t> carry) {
   if (!carry.empty()) std::memmove(fresh - carry.size(), carry.data(), carry.size());
   current_ = next;
   const View view{{fresh - carry.size(), carry.size() + slot.fresh}, {fresh, slot.fresh}, slot.end};
-  if (!slot.end) {
+  if (read_ahead && !slot.end) {
     // A full block: the source is likely large, so read the next one meanwhile.
     Slot& other = slots_[1 - current_];
     if (!other.bytes) other.bytes = NewBuffer(max_carry_ + block_bytes_);

@@ -8,9 +8,9 @@
 // it is read into the other. A block is full unless the source ended in it.
 //
 // Small sources cost no thread: the first block is read on the caller's thread, and the
-// side thread (started once, on first need) reads ahead only after a full block; the
-// second buffer is allocated then too. Not thread-safe: one caller drives it. Any number
-// of sources in turn (Start each).
+// side thread (started once, on first need) reads ahead only when asked and after a full
+// block; the second buffer is allocated on first need too. Not thread-safe: one caller drives it.
+// Any number of sources in turn (Start each).
 #pragma once
 
 #include <cstddef>
@@ -48,11 +48,14 @@ class BlockReader {
   // before its end goes away.
   void Stop();
 
-  // The next block after `carry`.
+  // The next block after `carry`. With `read_ahead`, the block after it is read on the
+  // side thread meanwhile (when this one is full); otherwise it is read by the next call.
+  // Reading ahead pays when the caller's work leaves a core idle: a third busy thread on
+  // cores that are all chunking only slows the chunking down.
   // Requires: Start was called; the previous View (if any) had end = false;
   // carry.size() <= max_carry and `carry` lies in the previous View's `all` (or is empty).
   // Returns the source's error or the View. Every earlier View is invalid once it returns.
-  Result<View> Next(std::span<const uint8_t> carry);
+  Result<View> Next(std::span<const uint8_t> carry, bool read_ahead);
 
  private:
   struct Slot {

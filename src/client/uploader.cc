@@ -403,10 +403,14 @@ Status Session::ProcessFile(size_t item_index, Worker& w) {
   } stop_reading{w.reader};
   std::span<const uint8_t> carry;  // the open chunk's bytes, in the last view
   bool end = false;
+  // Read ahead only while blocks are mostly predicted: predicting leaves the helpers idle,
+  // while chunking keeps every core busy and a reading thread would only compete with it
+  // (fresh 200 MB uploads: 0.48 s median without, 0.70 s with reading ahead).
+  bool read_ahead = false;
   while (!end) {
     if (error_.failed()) return Status::Cancelled("upload cancelled");
     // A full block (unless the file ends in it), so that it splits across the helpers.
-    auto view = w.reader.Next(carry);
+    auto view = w.reader.Next(carry, read_ahead);
     if (!view.ok()) return view.status().WithContext(item.name);
     end = view->end;
     const uint8_t* const buf = view->all.data();
@@ -431,6 +435,7 @@ Status Session::ProcessFile(size_t item_index, Worker& w) {
     // A chunk that runs past the bytes read so far ends the loop: the unconsumed bytes are
     // carried into the next view.
     size_t consumed = 0;
+    size_t predicted_bytes = 0;
     bool scan_rest = false;
     while (consumed < len) {
       const std::span<const uint8_t> rest(buf + consumed, len - consumed);
@@ -442,6 +447,7 @@ Status Session::ProcessFile(size_t item_index, Worker& w) {
           if (EndsOnChunkerCut(data) && ChunkHash(data) == next.hash) {
             XET_RETURN_IF_ERROR(emit(data, next.hash));  // predicts the chunk after it
             consumed += next.size;
+            predicted_bytes += next.size;
             if (stats()) stats()->bytes_predicted += next.size;
             continue;
           }
@@ -468,6 +474,7 @@ Status Session::ProcessFile(size_t item_index, Worker& w) {
     }
     sha.Wait();  // the next view reuses this block's buffer
     carry = view->all.subspan(consumed);
+    read_ahead = predicted_bytes * 2 >= view->all.size();
   }
   w.filter.Finish(&w.verdicts);
   XET_RETURN_IF_ERROR(apply({}));

@@ -52,7 +52,7 @@ TEST(BlockReader, ViewsHoldTheCarryThenTheSourceInFullBlocks) {
     size_t views = 0;
     for (;;) {
       const std::vector<uint8_t> carried(carry.begin(), carry.end());
-      auto view = reader.Next(carry);
+      auto view = reader.Next(carry, (got.size() / kBlock) % 2 == 0);
       ASSERT_TRUE(view.ok()) << view.status().ToString();
       ++views;
       ASSERT_EQ(view->all.size(), carried.size() + view->fresh.size());
@@ -76,11 +76,11 @@ TEST(BlockReader, ReportsTheSourcesErrorInItsTurn) {
   BlockReader reader(kBlock, kCarry);
   reader.Start(&source);
   for (int i = 0; i < 3; ++i) {
-    auto view = reader.Next({});
+    auto view = reader.Next({}, true);
     ASSERT_TRUE(view.ok()) << i;
     EXPECT_TRUE(std::equal(view->fresh.begin(), view->fresh.end(), data.begin() + i * kBlock));
   }
-  auto failed = reader.Next({});
+  auto failed = reader.Next({}, true);
   ASSERT_FALSE(failed.ok());
   EXPECT_NE(failed.status().ToString().find("disk on fire"), std::string::npos);
 }
@@ -91,14 +91,14 @@ TEST(BlockReader, StopWaitsForTheReadInFlightBeforeTheSourceGoes) {
   {
     PieceSource source(data, kBlock);
     reader.Start(&source);
-    ASSERT_TRUE(reader.Next({}).ok());  // a full block: the next is read ahead
+    ASSERT_TRUE(reader.Next({}, true).ok());  // a full block: the next is read ahead
     source.set_delay(true);
-    ASSERT_TRUE(reader.Next({}).ok());  // ... and the one after, slowly
+    ASSERT_TRUE(reader.Next({}, true).ok());  // ... and the one after, slowly
     reader.Stop();
   }  // the source is gone; nothing touches it (ASan would tell)
   PieceSource again(data, kBlock);
   reader.Start(&again);  // the reader is reusable
-  auto view = reader.Next({});
+  auto view = reader.Next({}, true);
   ASSERT_TRUE(view.ok());
   EXPECT_TRUE(std::equal(view->fresh.begin(), view->fresh.end(), data.begin()));
 }
