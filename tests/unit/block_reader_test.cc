@@ -28,17 +28,17 @@ class PieceSource final : public ByteSource {
     const size_t n = std::min({buf.size(), piece_, data_.size() - pos_});
     std::copy_n(data_.data() + pos_, n, buf.data());
     pos_ += n;
-    if (delay_) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (delay_.load()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     return n;
   }
-  void set_delay(bool d) { delay_ = d; }
+  void set_delay(bool d) { delay_.store(d); }
 
  private:
   std::span<const uint8_t> data_;
   size_t piece_;
   size_t fail_at_;
   size_t pos_ = 0;
-  bool delay_ = false;
+  std::atomic<bool> delay_{false};  // set while a read ahead may run
 };
 
 TEST(BlockReader, ViewsHoldTheCarryThenTheSourceInFullBlocks) {
@@ -101,6 +101,7 @@ TEST(BlockReader, StopWaitsForTheReadInFlightBeforeTheSourceGoes) {
   auto view = reader.Next({}, true);
   ASSERT_TRUE(view.ok());
   EXPECT_TRUE(std::equal(view->fresh.begin(), view->fresh.end(), data.begin()));
+  reader.Stop();  // a block is being read ahead from `again`, which goes before `reader`
 }
 
 }  // namespace
