@@ -1,7 +1,8 @@
 // The upload pipeline (see uploader.h for the stages). Threads of one Upload() call:
 //   - hash workers (UploadOptions::hash_threads): each takes the next item and streams it
-//     in blocks of kUploadReadBlock, read one block ahead on the worker's BlockReader
-//     thread once a file fills a block. Chunk boundaries: chunks the dedup index predicts
+//     in blocks of kUploadReadBlock; after a block that was mostly predicted (below),
+//     the next one is read ahead on the worker's BlockReader thread (a fresh file's
+//     blocks are not: both cores chunk then). Chunk boundaries: chunks the dedup index predicts
 //     (the chunk that followed the last one in an earlier upload; an unchanged run) are
 //     checked by hash and cut instead of scanned; the rest is chunked and hashed across
 //     the worker and its BlockChunker helpers, one per core the workers leave idle, so one
@@ -15,7 +16,7 @@
 //   - global-dedup queriers (kGlobalDedupThreads), fed without blocking by the workers.
 // Memory: sealed xorbs waiting or in flight are bounded by kMaxXorbBytesInFlight (a
 // worker blocks before queueing more: backpressure); each worker holds two read buffers
-// (kUploadReadBlock + one chunk each; the second only once a file fills the first), one
+// (kUploadReadBlock + one chunk each; the second only once a block is read ahead), one
 // xorb being packed (<= 64 MiB) and at most one undecided dedup run (~1 MiB). With 2
 // workers: ~2 × 81 MiB + 192 MiB + the chunk index.
 // Uploaded xorbs' buffers go back to a pool (kMaxXorbBytesInFlight / 64 MiB + 1 of them)
