@@ -524,10 +524,13 @@ HttpResponse CasService::GetTransfer(const HttpRequest& req, const RouteParams& 
   // The reader may run after this returns (a streamed answer): it owns its key, and the
   // object store outlives the server's connections.
   ObjectStore& objects = objects_;
-  return BuildXorbRangeResponse(data_len, v.ranges, req.headers.Get("range"),
-                                [&objects, key](uint64_t offset, std::span<uint8_t> out) {
-                                  return objects.ReadRange(key, offset, out);
-                                });
+  XorbSource source([&objects, key](uint64_t offset, std::span<uint8_t> out) {
+    return objects.ReadRange(key, offset, out);
+  });
+  // A store with local files lets large answers go out with sendfile(2). Without one (or
+  // if opening fails) the reader serves them, and reports any error itself.
+  if (auto file = objects.OpenFile(key); file.ok()) source.file = std::move(file).value();
+  return BuildXorbRangeResponse(data_len, v.ranges, req.headers.Get("range"), std::move(source));
 }
 
 HttpResponse CasService::GetFileChunkHashes(const HttpRequest& req, const RouteParams& params) {

@@ -130,6 +130,11 @@ class InstrumentedObjectStore final : public ObjectStore {
   Result<std::vector<uint8_t>> Get(std::string_view key) override {
     return Count(inner_.Get(key), read_errors_, true);
   }
+  Result<UniqueFd> OpenFile(std::string_view key) override {
+    auto file = inner_.OpenFile(key);
+    if (!file.ok() && file.status().code() == Status::Code::kUnimplemented) return file;
+    return Count(std::move(file), read_errors_, true);
+  }
   Status Delete(std::string_view key) override { return Count(inner_.Delete(key), delete_errors_); }
 
  private:

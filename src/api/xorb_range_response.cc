@@ -3,6 +3,7 @@
 #include <openssl/rand.h>
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 namespace xet {
@@ -57,7 +58,7 @@ std::string NewMultipartBoundary() {
 
 HttpResponse BuildXorbRangeResponse(uint64_t chunk_data_length,
                                     std::span<const ByteRange> signed_ranges,
-                                    std::optional<std::string_view> range_header, XorbReader read,
+                                    std::optional<std::string_view> range_header, XorbSource source,
                                     const XorbRangeResponseOptions& options) {
   if (!range_header)
     return ErrorResponse(403, "a Range header within the signed ranges is required");
@@ -123,16 +124,26 @@ HttpResponse BuildXorbRangeResponse(uint64_t chunk_data_length,
       if (!p.range) continue;
       const size_t at = resp.body.size();
       resp.body.resize(at + p.range->size());
-      Status st = read(
+      Status st = source.read(
           p.range->first,
           std::span<uint8_t>(reinterpret_cast<uint8_t*>(resp.body.data() + at), p.range->size()));
       if (!st.ok()) return ErrorResponse(500, JsonSafe(st.ToString()));
     }
     return resp;
   }
+  if (source.file.valid()) {
+    auto body = std::make_shared<FileBody>();
+    body->file = std::move(source.file);
+    for (BodyPiece& p : pieces) {
+      body->pieces.push_back(
+          {std::move(p.text), p.range ? p.range->first : 0, p.range ? p.range->size() : 0});
+    }
+    resp.file_body = std::move(body);
+    return resp;
+  }
   resp.content_length = body_size;
   const size_t piece = std::max<size_t>(1, options.stream_piece);
-  resp.stream = [pieces = std::move(pieces), read = std::move(read),
+  resp.stream = [pieces = std::move(pieces), read = std::move(source.read),
                  piece](const std::function<bool(std::string_view)>& write) {
     std::vector<uint8_t> buffer;
     for (const BodyPiece& p : pieces) {

@@ -17,12 +17,17 @@
 //       "--B\r\nContent-Type: application/octet-stream\r\nContent-Range: bytes a-b/len\r\n\r\n"
 //       <bytes> "\r\n" ... "--B--\r\n"
 //   - a reader failure -> 500 with the JSON error body.
-// Answers whose body is larger than `stream_threshold` are streamed under their exact
-// Content-Length (HttpResponse::stream): the producer reads `stream_piece` bytes at a time
-// into one reused buffer, so a 64 MiB xorb costs neither a 64 MiB allocation (faulted in
-// and zero-filled per request) nor that much memory per concurrent download. A reader
-// failure in the middle of a streamed body ends the stream early; the connection is then
-// closed and the client sees a short body.
+// Answers whose body is larger than `stream_threshold` are not built in memory, so a
+// 64 MiB xorb costs neither a 64 MiB allocation (faulted in and zero-filled per request)
+// nor that much memory per concurrent download:
+//   - when the source has the object's file, the answer is a FileBody: the framing text and
+//     the file's ranges, which the server sends with sendfile(2) (no copy through user
+//     space); a file that ends early ends the body early;
+//   - otherwise it is streamed under its exact Content-Length (HttpResponse::stream): the
+//     producer reads `stream_piece` bytes at a time into one reused buffer; a reader
+//     failure in the middle ends the stream early.
+// A body that ends early makes the server close the connection: the client sees a short
+// body.
 // `len` in Content-Range is the chunk-data length (the footer is never served), and a range
 // end past it is clamped to it (RFC 7233).
 #pragma once
@@ -33,9 +38,11 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "api/byte_range.h"
 #include "common/status.h"
+#include "common/unique_fd.h"
 #include "server/http.h"
 
 namespace xet {
@@ -44,6 +51,16 @@ namespace xet {
 // calls it after BuildXorbRangeResponse has returned, from another thread: it must own (or
 // outlive the server with) everything it uses.
 using XorbReader = std::function<Status(uint64_t offset, std::span<uint8_t> out)>;
+
+// Where a xorb's bytes come from: `read` always; `file`, when valid, is the stored object
+// opened for reading (ObjectStore::OpenFile), used for answers above stream_threshold.
+struct XorbSource {
+  XorbSource(XorbReader r) : read(std::move(r)) {}  // NOLINT: implicit, a reader alone
+  XorbSource(XorbReader r, UniqueFd f) : read(std::move(r)), file(std::move(f)) {}
+
+  XorbReader read;
+  UniqueFd file;
+};
 
 struct XorbRangeResponseOptions {
   // The multipart boundary; empty = a fresh random one (16 random bytes as hex).
@@ -54,7 +71,7 @@ struct XorbRangeResponseOptions {
 
 HttpResponse BuildXorbRangeResponse(uint64_t chunk_data_length,
                                     std::span<const ByteRange> signed_ranges,
-                                    std::optional<std::string_view> range_header, XorbReader read,
+                                    std::optional<std::string_view> range_header, XorbSource source,
                                     const XorbRangeResponseOptions& options = {});
 
 // A random multipart boundary: 32 lowercase hex digits.

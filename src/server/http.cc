@@ -44,6 +44,12 @@ std::optional<std::string> HttpRequest::QueryParam(std::string_view name) const 
   return std::nullopt;
 }
 
+uint64_t FileBody::size() const {
+  uint64_t total = 0;
+  for (const Piece& piece : pieces) total += piece.text.size() + piece.length;
+  return total;
+}
+
 HttpResponse HttpResponse::Error(int status, std::string_view message) {
   nlohmann::json body = {{"error", std::string(message)}};
   // Replace invalid UTF-8 rather than throw: messages may quote client input.

@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/unique_fd.h"
+
 namespace xet {
 
 // Header names compare case-insensitively; values keep their bytes.
@@ -48,6 +50,23 @@ struct HttpRequest {
 // Path parameters captured by the router: "/v1/xorbs/{prefix}/{hash}" -> prefix, hash.
 using RouteParams = std::map<std::string, std::string, std::less<>>;
 
+// A body sent from an open file: literal text and ranges of the file, in order. The server
+// writes the file ranges with sendfile(2), so their bytes never pass through user space.
+// The file must hold every range: one that ends early ends the body early, and the server
+// then closes the connection, so the client sees a short body (as with a short stream).
+struct FileBody {
+  struct Piece {
+    std::string text;     // sent first
+    uint64_t offset = 0;  // then `length` bytes of the file, from `offset`
+    uint64_t length = 0;
+  };
+  UniqueFd file;  // open for reading
+  std::vector<Piece> pieces;
+
+  // Total bytes of text and ranges.
+  uint64_t size() const;
+};
+
 struct HttpResponse {
   int status = 200;
   HttpHeaders headers;
@@ -66,6 +85,9 @@ struct HttpResponse {
   // with others (e.g. a cache) and sent without a copy under their total Content-Length;
   // `body` is ignored and nothing is compressed.
   std::shared_ptr<const std::vector<std::string>> shared_body;
+  // When set (and neither `stream` nor `shared_body` is), the body is this file body, sent
+  // under its total Content-Length; `body` is ignored and nothing is compressed.
+  std::shared_ptr<const FileBody> file_body;
 
   // A JSON error answer {"error": message} with the given status.
   static HttpResponse Error(int status, std::string_view message);

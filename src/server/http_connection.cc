@@ -1,5 +1,8 @@
 #include "server/http_connection.h"
 
+#include <sys/sendfile.h>
+
+#include <algorithm>
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
@@ -7,7 +10,9 @@
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <future>
 #include <utility>
@@ -27,6 +32,9 @@ constexpr std::string_view kLastChunk = "0\r\n\r\n";
 constexpr size_t kDrainBufferSize = 16 * 1024;
 constexpr size_t kMaxDrainBytes = 4 << 20;
 constexpr size_t kChunkedReadBytes = 64 * 1024;  // Beast reads at most 64 KiB at a time
+// Bytes of a file body one sendfile(2) call may send; a cache miss then blocks the I/O
+// thread for at most one read of this size.
+constexpr size_t kSendfileMaxBytes = 2 << 20;
 
 bool IContains(std::string_view haystack, std::string_view needle) {
   if (needle.size() > haystack.size()) return false;
@@ -101,13 +109,20 @@ Outgoing BuildOutgoing(HttpResponse response, const ResponseContext& context) {
   }
 
   const bool no_body = StatusHasNoBody(status);
-  if (response.shared_body && !response.stream) {
+  if (response.stream) {
+    response.shared_body.reset();
+    response.file_body.reset();
+  } else if (response.shared_body) {
+    response.file_body.reset();
     response.content_length = 0;
     for (const std::string& piece : *response.shared_body) *response.content_length += piece.size();
+  } else if (response.file_body) {
+    response.content_length = response.file_body->size();
   }
-  if (response.shared_body && !response.stream && !context.head && !no_body) {
+  if ((response.shared_body || response.file_body) && !context.head && !no_body) {
     message.set(http::field::content_length, std::to_string(*response.content_length));
     out.shared_body = std::move(response.shared_body);
+    out.file_body = std::move(response.file_body);
     out.header_only = true;
     message.keep_alive(context.keep_alive);
     return out;
@@ -600,6 +615,7 @@ void HttpConnection::Write(Outgoing outgoing) {
                                if (self->outgoing_->shared_body) {
                                  return self->WriteSharedPieces(0);
                                }
+                               if (self->outgoing_->file_body) return self->WriteFilePieces(0);
                                if (!self->outgoing_->stream) return self->OnWritten(ec, 0);
                                self->RunStream();
                              });
@@ -698,6 +714,57 @@ void HttpConnection::WriteSharedPieces(size_t index) {
                      if (ec) return self->OnWritten(ec, 0);
                      self->WriteSharedPieces(index + 1);
                    });
+}
+
+void HttpConnection::WriteFilePieces(size_t index) {
+  const FileBody& body = *outgoing_->file_body;
+  if (index == body.pieces.size()) return OnWritten({}, 0);
+  const std::string& text = body.pieces[index].text;
+  if (text.empty()) return SendFileRange(index, 0);
+  ArmTimer(shared_.options.limits.write_timeout, Cancel::kWriteTimeout);
+  net::async_write(socket_, net::buffer(text),
+                   [self = shared_from_this(), index](beast::error_code ec, size_t bytes) {
+                     self->DisarmTimer();
+                     self->bytes_out_ += bytes;
+                     if (ec) return self->OnWritten(ec, 0);
+                     self->SendFileRange(index, 0);
+                   });
+}
+
+void HttpConnection::SendFileRange(size_t index, uint64_t sent) {
+  const FileBody& body = *outgoing_->file_body;
+  const FileBody::Piece& piece = body.pieces[index];
+  if (sent == piece.length) return WriteFilePieces(index + 1);
+  beast::error_code ec;
+  socket_.native_non_blocking(true, ec);
+  if (ec) return FailFileBody("sendfile: " + ec.message());
+  off_t offset = static_cast<off_t>(piece.offset + sent);
+  const size_t want =
+      static_cast<size_t>(std::min<uint64_t>(piece.length - sent, kSendfileMaxBytes));
+  const ssize_t n = ::sendfile(socket_.native_handle(), body.file.get(), &offset, want);
+  if (n == 0) return FailFileBody("file body: the file ended before its range did");
+  if (n < 0 && errno != EAGAIN && errno != EINTR) {
+    if (errno == EPIPE || errno == ECONNRESET) return FailFileBody("");  // the client left
+    return FailFileBody(std::string("sendfile: ") + std::strerror(errno));
+  }
+  if (n > 0) {
+    sent += static_cast<uint64_t>(n);
+    bytes_out_ += static_cast<uint64_t>(n);
+  }
+  // Back through the reactor: at once if the socket can take more, else once it can.
+  ArmTimer(shared_.options.limits.write_timeout, Cancel::kWriteTimeout);
+  socket_.async_wait(tcp::socket::wait_write,
+                     [self = shared_from_this(), index, sent](beast::error_code wait_ec) {
+                       self->DisarmTimer();
+                       if (wait_ec) return self->OnWritten(wait_ec, 0);
+                       self->SendFileRange(index, sent);
+                     });
+}
+
+void HttpConnection::FailFileBody(std::string why) {
+  if (!why.empty() && outgoing_->error.empty()) outgoing_->error = std::move(why);
+  CompleteRequest();
+  Close();
 }
 
 void HttpConnection::FinishStream() {

@@ -1,5 +1,8 @@
 #include "server/http_server.h"
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/address.hpp>
@@ -48,7 +51,18 @@ class HttpServer::Impl {
   void Run() {
     net::post(acceptor_.get_executor(), [this] { Accept(); });
     int n = std::max(1, shared_.options.io_threads);
-    for (int i = 0; i < n; ++i) threads_.emplace_back([this] { io_.run(); });
+    for (int i = 0; i < n; ++i) {
+      threads_.emplace_back([this] {
+        // sendfile(2) has no MSG_NOSIGNAL: writing a file body to a client that has gone
+        // must fail with EPIPE, not kill the process. Blocked here, a SIGPIPE the kernel
+        // raises for this thread stays pending and is never delivered.
+        sigset_t pipe;
+        sigemptyset(&pipe);
+        sigaddset(&pipe, SIGPIPE);
+        pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+        io_.run();
+      });
+    }
   }
 
   void Stop() {

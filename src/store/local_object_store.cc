@@ -355,6 +355,14 @@ Status LocalObjectStore::ReadRange(std::string_view key, uint64_t offset, std::s
   return PreadAll(fd.get(), offset, out, key);
 }
 
+Result<UniqueFd> LocalObjectStore::OpenFile(std::string_view key) {
+  XET_RETURN_IF_ERROR(ValidateObjectKey(key));
+  UniqueFd fd;
+  uint64_t size = 0;
+  XET_RETURN_IF_ERROR(OpenForRead(root_ + "/" + std::string(key), key, &fd, &size));
+  return fd;
+}
+
 Result<std::vector<uint8_t>> LocalObjectStore::Get(std::string_view key) {
   XET_RETURN_IF_ERROR(ValidateObjectKey(key));
   UniqueFd fd;

@@ -40,6 +40,7 @@ class LocalObjectStore final : public ObjectStore {
   Result<uint64_t> Size(std::string_view key) override;
   Status ReadRange(std::string_view key, uint64_t offset, std::span<uint8_t> out) override;
   Result<std::vector<uint8_t>> Get(std::string_view key) override;
+  Result<UniqueFd> OpenFile(std::string_view key) override;
   Status Delete(std::string_view key) override;
 
   const std::string& root() const { return root_; }

@@ -12,4 +12,9 @@ Result<bool> ObjectStore::PutParts(std::string_view key,
   return Put(key, joined);
 }
 
+Result<UniqueFd> ObjectStore::OpenFile(std::string_view key) {
+  XET_RETURN_IF_ERROR(ValidateObjectKey(key));
+  return Status::Unimplemented("this object store keeps no local files");
+}
+
 }  // namespace xet

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "common/unique_fd.h"
 #include "format/hash.h"
 
 namespace xet {
@@ -46,6 +47,12 @@ class ObjectStore {
 
   // The whole object; NotFound if absent.
   virtual Result<std::vector<uint8_t>> Get(std::string_view key) = 0;
+
+  // The object opened for reading, for stores that keep objects as local files (the server
+  // then sends ranges of it with sendfile(2)). Objects are immutable, so the descriptor
+  // reads the object's bytes for as long as it is held, even if the object is deleted
+  // meanwhile. NotFound if absent; Unimplemented (the default) for stores without files.
+  virtual Result<UniqueFd> OpenFile(std::string_view key);
 
   // Removes the object; OK if it was already absent.
   virtual Status Delete(std::string_view key) = 0;

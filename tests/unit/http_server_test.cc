@@ -1,13 +1,16 @@
 #include "server/http_server.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <pthread.h>
+#include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <fstream>
 #include <future>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -17,6 +20,7 @@
 #include "server/response_compression.h"
 #include "server/shutdown_signals.h"
 #include "support/http_test_client.h"
+#include "support/temp_dir.h"
 
 namespace xet {
 namespace {
@@ -67,8 +71,35 @@ std::string Get(std::string_view path, std::string_view extra_headers = "") {
          "\r\n";
 }
 
+// The file behind the /file routes: byte i is (i * 7 + i / 4096) mod 251, so a piece sent
+// from the wrong offset shows.
+std::string FileByte(uint64_t i) {
+  return std::string(1, static_cast<char>((i * 7 + i / 4096) % 251));
+}
+std::string FileBytes(uint64_t offset, uint64_t length) {
+  std::string out;
+  for (uint64_t i = offset; i < offset + length; ++i) out += FileByte(i);
+  return out;
+}
+constexpr uint64_t kFileBytes = 5 << 20;  // more than one sendfile call's worth
+
 class HttpServerTest : public ::testing::Test {
  protected:
+  HttpServerTest() {
+    std::ofstream f(file_path_, std::ios::binary);
+    const std::string bytes = FileBytes(0, kFileBytes);
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+
+  // A FileBody of the fixture's file: `pieces` of text and ranges.
+  std::shared_ptr<const FileBody> FileBodyOf(std::vector<FileBody::Piece> pieces) {
+    auto body = std::make_shared<FileBody>();
+    body->file = UniqueFd(::open(file_path_.c_str(), O_RDONLY | O_CLOEXEC));
+    EXPECT_TRUE(body->file.valid());
+    body->pieces = std::move(pieces);
+    return body;
+  }
+
   void TearDown() override {
     if (server_) server_->Stop();
   }
@@ -169,6 +200,28 @@ class HttpServerTest : public ::testing::Test {
       };
       return response;
     });
+    // A file body: framing text around two ranges of the fixture's file, the first one all
+    // of it (several sendfile calls), then an empty text and an empty range.
+    add("GET", "/file", [this](const HttpRequest&, const RouteParams&) {
+      HttpResponse response;
+      response.status = 206;
+      response.file_body = FileBodyOf(
+          {{"<head>", 0, kFileBytes}, {"|mid|", 100, 1000}, {"", 0, 0}, {"<end>", 0, 0}});
+      return response;
+    });
+    // A file body whose range runs 10 bytes past the end of the file.
+    add("GET", "/file-short", [this](const HttpRequest&, const RouteParams&) {
+      HttpResponse response;
+      response.file_body = FileBodyOf({{"<head>", kFileBytes - 1000, 1010}, {"<end>", 0, 0}});
+      return response;
+    });
+    // A file body larger than the socket buffers: 12 times the file.
+    add("GET", "/file-big", [this](const HttpRequest&, const RouteParams&) {
+      HttpResponse response;
+      std::vector<FileBody::Piece> pieces(12, FileBody::Piece{"", 0, kFileBytes});
+      response.file_body = FileBodyOf(std::move(pieces));
+      return response;
+    });
     add("GET", "/endless", [this](const HttpRequest&, const RouteParams&) {
       HttpResponse response;
       response.stream = [this](const std::function<bool(std::string_view)>& write) {
@@ -202,6 +255,8 @@ class HttpServerTest : public ::testing::Test {
           std::vector<std::string>{std::string(300000, 'x'), "", "{\"tail\":1}"});
   std::promise<std::pair<int, bool>> sized_;  // bytes accepted, last write's result
   std::promise<void> slow_started_;
+  testing::TempDir file_dir_;
+  const std::string file_path_ = file_dir_.path() + "/file";
 };
 
 TEST(HttpTypesTest, HeadersAndQueryParams) {
@@ -611,6 +666,91 @@ std::string ReadUntilClose(TestHttpClient& client) {
   std::string out;
   for (std::string piece; !(piece = client.ReadSome()).empty();) out += piece;
   return out;
+}
+
+TEST_F(HttpServerTest, FileBodyIsSentWholeUnderItsLength) {
+  Start();
+  TestHttpClient client(server_->port());
+  const std::string expected =
+      "<head>" + FileBytes(0, kFileBytes) + "|mid|" + FileBytes(100, 1000) + "<end>";
+  for (int i = 0; i < 2; ++i) {  // the connection stays usable after a file body
+    ASSERT_TRUE(client.Send(Get("/file", "Accept-Encoding: gzip\r\n")));
+    auto response = client.ReadResponse();
+    ASSERT_TRUE(response) << i;
+    EXPECT_EQ(response->status, 206);
+    EXPECT_FALSE(response->chunked);
+    EXPECT_FALSE(response->Header("Content-Encoding"));
+    EXPECT_EQ(response->Header("Content-Length"), std::to_string(expected.size()));
+    EXPECT_TRUE(response->body == expected)
+        << "body of " << response->body.size() << " bytes differs";
+  }
+  ASSERT_TRUE(client.Send("HEAD /file HTTP/1.1\r\nHost: t\r\n\r\n"));
+  auto head = client.ReadResponse(/*head=*/true);
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->Header("Content-Length"), std::to_string(expected.size()));
+  ASSERT_TRUE(client.Send(Get("/small")));  // still in step after the HEAD
+  auto next = client.ReadResponse();
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->body, R"({"small":true})");
+}
+
+TEST_F(HttpServerTest, FileBodyShorterThanItsRangeIsCutOffAndTheConnectionClosed) {
+  Start();
+  TestHttpClient client(server_->port());
+  ASSERT_TRUE(client.Send(Get("/file-short")));
+  auto head = client.ReadHead();
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->Header("Content-Length"), std::to_string(6 + 1010 + 5));
+  // Everything the file has, then the close: the client can tell the body is short.
+  EXPECT_EQ(ReadUntilClose(client), "<head>" + FileBytes(kFileBytes - 1000, 1000));
+  // The server is fine: a new connection is answered.
+  TestHttpClient other(server_->port());
+  ASSERT_TRUE(other.Send(Get("/small")));
+  auto next = other.ReadResponse();
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->status, 200);
+  bool logged = false;
+  for (int i = 0; i < 100 && !logged; ++i) {
+    for (const std::string& line : Log()) logged |= line.find("file ended") != std::string::npos;
+    if (!logged) std::this_thread::sleep_for(milliseconds(10));
+  }
+  EXPECT_TRUE(logged) << "the access log names the short file";
+}
+
+TEST_F(HttpServerTest, FileBodyToAClientThatStopsReadingTimesOut) {
+  ServerLimits limits;
+  limits.write_timeout = milliseconds(300);
+  Start(limits);
+  TestHttpClient client(server_->port());
+  ASSERT_TRUE(client.Send(Get("/file-big")));
+  auto head = client.ReadHead();
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->Header("Content-Length"), std::to_string(12 * kFileBytes));
+  std::this_thread::sleep_for(milliseconds(1500));  // read nothing: the server gives up
+  const std::string got = ReadUntilClose(client);
+  EXPECT_LT(got.size(), 12 * kFileBytes);
+  const std::string file = FileBytes(0, kFileBytes);
+  for (uint64_t at = 0; at < got.size(); at += kFileBytes) {
+    const uint64_t n = std::min<uint64_t>(kFileBytes, got.size() - at);
+    ASSERT_TRUE(got.compare(at, n, file, 0, n) == 0) << "bytes from " << at << " differ";
+  }
+}
+
+TEST_F(HttpServerTest, FileBodyClientDisconnectingMidBodyLeavesTheServerServing) {
+  Start();
+  // Each close with unread data resets the connection, so the server's next sendfile(2)
+  // fails with EPIPE (and raises SIGPIPE, which must not end this process).
+  for (int i = 0; i < 5; ++i) {
+    TestHttpClient client(server_->port());
+    ASSERT_TRUE(client.Send(Get("/file-big")));
+    ASSERT_TRUE(client.ReadHead());
+    EXPECT_FALSE(client.ReadSome().empty());
+  }  // gone mid-body
+  TestHttpClient other(server_->port());
+  ASSERT_TRUE(other.Send(Get("/file")));
+  auto response = other.ReadResponse();
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->body.size(), 6 + kFileBytes + 5 + 1000 + 5);
 }
 
 TEST_F(HttpServerTest, StreamWithContentLengthIsUnframedAndKeepsTheConnection) {

@@ -65,6 +65,7 @@ TEST(LocalObjectStore, RejectsBadKeysInEveryMethod) {
   EXPECT_EQ(store->Size("a//b").status().code(), Code::kInvalidArgument);
   EXPECT_EQ(store->ReadRange("Bad", 0, buf).code(), Code::kInvalidArgument);
   EXPECT_EQ(store->Delete("..").code(), Code::kInvalidArgument);
+  EXPECT_EQ(store->OpenFile("../escape").status().code(), Code::kInvalidArgument);
   EXPECT_FALSE(fs::exists(fs::path(dir.path()).parent_path() / "escape"));
 }
 
@@ -184,6 +185,22 @@ TEST(LocalObjectStore, ReadRangeBounds) {
   EXPECT_EQ(store->ReadRange("shards/missing", 0, buf).code(), Code::kNotFound);
   EXPECT_EQ(store->Get("missing").status().code(), Code::kNotFound);
   EXPECT_EQ(store->Size("shards").status().code(), Code::kNotFound);  // a directory
+}
+
+TEST(LocalObjectStore, OpenFileReadsTheObjectEvenAfterItIsDeleted) {
+  TempDir dir;
+  auto store = OpenStore(dir.path());
+  const auto data = Bytes(5000, 4);
+  ASSERT_TRUE(store->Put("xorbs/cd/cdef", data).ok());
+  auto file = store->OpenFile("xorbs/cd/cdef");
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  ASSERT_TRUE(store->Delete("xorbs/cd/cdef").ok());
+  std::vector<uint8_t> read(data.size() + 10);
+  EXPECT_EQ(::pread(file->get(), read.data(), read.size(), 0), static_cast<ssize_t>(data.size()));
+  read.resize(data.size());
+  EXPECT_EQ(read, data);
+  EXPECT_EQ(store->OpenFile("xorbs/cd/cdef").status().code(), Code::kNotFound);
+  EXPECT_EQ(store->OpenFile("xorbs").status().code(), Code::kNotFound);  // a directory
 }
 
 TEST(LocalObjectStore, SecondPutDoesNotRewrite) {

@@ -1,10 +1,15 @@
 #include "api/xorb_range_response.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
+
+#include "support/temp_dir.h"
 
 namespace xet {
 namespace {
@@ -177,6 +182,58 @@ TEST_F(XorbRangeResponseTest, LargeAnswersStreamTheSameBytesInPieces) {
     EXPECT_EQ(Drain(streamed), whole.body);
     EXPECT_GT(reads, 2);  // in pieces of at most 7 bytes
   }
+}
+
+// The bytes a FileBody stands for, read from its file with pread (not sendfile).
+std::string Materialize(const FileBody& body) {
+  std::string out;
+  for (const FileBody::Piece& piece : body.pieces) {
+    out += piece.text;
+    std::string range(piece.length, '\0');
+    const ssize_t n =
+        ::pread(body.file.get(), range.data(), range.size(), static_cast<off_t>(piece.offset));
+    EXPECT_EQ(n, static_cast<ssize_t>(range.size()));
+    out += range;
+  }
+  return out;
+}
+
+TEST_F(XorbRangeResponseTest, LargeAnswersFromAFileAreFileBodiesOfTheSameBytes) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/object";
+  {
+    std::ofstream f(path, std::ios::binary);
+    f.write(reinterpret_cast<const char*>(object.data()),
+            static_cast<std::streamsize>(object.size()));
+  }
+  for (const char* range : {"bytes=3-60", "bytes=0-9,20-99", "bytes=50-59,0-4", "bytes=80-"}) {
+    SCOPED_TRACE(range);
+    const HttpResponse whole = Get({{0, 99}}, range);
+    ASSERT_EQ(whole.status, 206);
+    XorbRangeResponseOptions o;
+    o.boundary = "BOUNDARY";
+    o.stream_threshold = 10;
+    std::vector<ByteRange> signed_ranges = {{0, 99}};
+    reads = 0;
+    const HttpResponse r = BuildXorbRangeResponse(
+        kDataLength, signed_ranges, range,
+        XorbSource(Reader(), UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC))), o);
+    EXPECT_EQ(r.status, 206);
+    EXPECT_FALSE(r.stream);
+    ASSERT_TRUE(r.file_body);
+    EXPECT_EQ(reads, 0);  // the file is sent as it is, not read through the reader
+    EXPECT_EQ(Header(r, "Content-Type"), Header(whole, "Content-Type"));
+    EXPECT_EQ(Header(r, "Content-Range"), Header(whole, "Content-Range"));
+    EXPECT_EQ(r.file_body->size(), whole.body.size());
+    EXPECT_EQ(Materialize(*r.file_body), whole.body);
+  }
+  // Small answers are still built in memory, through the reader.
+  std::vector<ByteRange> signed_ranges = {{0, 99}};
+  const HttpResponse small = BuildXorbRangeResponse(
+      kDataLength, signed_ranges, "bytes=0-4",
+      XorbSource(Reader(), UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC))));
+  EXPECT_FALSE(small.file_body);
+  EXPECT_EQ(small.body, Data(0, 4));
 }
 
 TEST_F(XorbRangeResponseTest, StreamStopsWhenTheClientIsGoneOrTheReaderFails) {
