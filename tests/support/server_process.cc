@@ -12,6 +12,7 @@
 #include <fstream>
 #include <thread>
 
+#include "support/scratch_root.h"
 #include "support/subprocess.h"
 
 namespace xet::testing {
@@ -25,11 +26,9 @@ std::string ReadAll(const std::string& path) {
 }  // namespace
 
 std::string MakeTempDir(const std::string& name) {
-  const char* base = std::getenv("TMPDIR");
+  static const ScratchRoot root("xetstore-it-");
   static int counter = 0;
-  const auto dir = std::filesystem::path(base ? base : "/tmp") /
-                   ("xetstore-it-" + std::to_string(::getpid())) /
-                   (name + "-" + std::to_string(++counter));
+  const auto dir = root.path() / (name + "-" + std::to_string(++counter));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();

@@ -8,18 +8,14 @@
 #include <filesystem>
 #include <fstream>
 
+#include "support/scratch_root.h"
+
 namespace xet::testing {
 namespace {
 
-std::filesystem::path TempDir() {
-  static const std::filesystem::path dir = [] {
-    const char* base = std::getenv("TMPDIR");
-    auto d = std::filesystem::path(base ? base : "/tmp") /
-             ("xetstore-test-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(d);
-    return d;
-  }();
-  return dir;
+const std::filesystem::path& TempDir() {
+  static const ScratchRoot root("xetstore-test-");
+  return root.path();
 }
 
 std::string Slurp(const std::filesystem::path& p) {
