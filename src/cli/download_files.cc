@@ -13,7 +13,6 @@
 
 #include "cli/output.h"
 #include "client/downloader.h"
-#include "client/file_hasher.h"
 
 namespace xet::cli {
 namespace {
@@ -26,11 +25,23 @@ fs::path ParentOf(const std::string& local_path) {
   return parent.empty() ? fs::path(".") : parent;
 }
 
+// Whether `path` (its final symbolic link followed) exists and is neither a regular file
+// nor a directory: a character device such as /dev/null, a FIFO, a socket. Such a
+// destination is written in place, in order, like stdout; renaming a finished .xetpart
+// over it would replace the device itself (as root, /dev/null with a regular file).
+bool IsSpecialFile(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
 // Creates the destinations' directories and checks each file system has room for the bytes
 // going to it (files already complete are counted too: their .xetpart is rewritten).
+// Special destinations (IsSpecialFile) take no room and are skipped.
 Status PrepareDestinations(std::span<const DownloadJob> jobs) {
   std::map<fs::path, uint64_t> bytes_per_dir;
-  for (const DownloadJob& job : jobs) bytes_per_dir[ParentOf(job.local_path)] += job.file.size;
+  for (const DownloadJob& job : jobs) {
+    if (!IsSpecialFile(job.local_path)) bytes_per_dir[ParentOf(job.local_path)] += job.file.size;
+  }
   std::map<unsigned long, std::pair<uint64_t, uint64_t>> per_fs;  // fsid -> (needed, available)
   std::map<unsigned long, std::string> fs_dir;
   for (const auto& [dir, bytes] : bytes_per_dir) {
@@ -67,6 +78,48 @@ Status SetMtime(const std::string& path, int64_t mtime_ms) {
   return Status::Ok();
 }
 
+// Streams the bytes of `file` to `fd` (named `name` in errors) in order, checking the file
+// hash at the end. Counts bytes_total, bytes_done and files_done into `stats`.
+Status StreamFile(Downloader& downloader, const RemoteEntry& file, int fd, const std::string& name,
+                  TransferStats* stats) {
+  if (stats) stats->bytes_total += file.size;
+  Status write_error;
+  auto streamed = downloader.DownloadToSink(file.xet_hash, file.size, [&](std::string_view bytes) {
+    while (!bytes.empty()) {
+      const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        write_error =
+            Status::IoError("write to " + name + ": " + std::strerror(n < 0 ? errno : EIO));
+        return false;
+      }
+      bytes.remove_prefix(static_cast<size_t>(n));
+    }
+    return true;
+  });
+  if (!write_error.ok()) return write_error;
+  XET_RETURN_IF_ERROR(streamed.status().WithContext("download " + file.path));
+  if (*streamed != file.xet_hash) {
+    return Status::Corruption("download " + file.path + ": the bytes written to " + name +
+                              " hash to " + streamed->ToHex() + ", expected " +
+                              file.xet_hash.ToHex() + "; discard the output");
+  }
+  if (stats) stats->files_done += 1;
+  return Status::Ok();
+}
+
+// Writes `file` into the special file `path` (IsSpecialFile) in place.
+Status StreamToSpecialFile(Downloader& downloader, const RemoteEntry& file, const std::string& path,
+                           TransferStats* stats) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return Status::IoError("open " + path + ": " + std::strerror(errno));
+  Status st = StreamFile(downloader, file, fd, path, stats);
+  if (::close(fd) != 0 && st.ok()) {
+    st = Status::IoError("close " + path + ": " + std::strerror(errno));
+  }
+  return st;
+}
+
 }  // namespace
 
 Status DownloadToFiles(RemoteConnection& conn, const std::string& bucket_id,
@@ -79,6 +132,10 @@ Status DownloadToFiles(RemoteConnection& conn, const std::string& bucket_id,
   options.chunk_cache_dir = conn.ChunkCacheDir();
   Downloader downloader(cas->client(), options);
   for (const DownloadJob& job : jobs) {
+    if (IsSpecialFile(job.local_path)) {
+      XET_RETURN_IF_ERROR(StreamToSpecialFile(downloader, job.file, job.local_path, stats));
+      continue;
+    }
     Status st = downloader.DownloadToFile(job.file.xet_hash, job.file.size, job.local_path);
     if (!st.ok()) return st.WithContext("download " + job.file.path);
     if (job.keep_mtime && job.file.mtime_ms > 0) {
@@ -91,44 +148,12 @@ Status DownloadToFiles(RemoteConnection& conn, const std::string& bucket_id,
 Status DownloadToStdout(RemoteConnection& conn, const std::string& bucket_id,
                         const RemoteEntry& file, TransferStats* stats) {
   XET_ASSIGN_OR_RETURN(auto cas, conn.OpenCas(bucket_id, /*write=*/false));
-  if (stats) {  // DownloadRange counts bytes_done only
-    stats->files_total += 1;
-    stats->bytes_total += file.size;
-  }
-  if (file.size > 0) {
-    DownloadOptions options;
-    options.stats = stats;
-    options.chunk_cache_dir = conn.ChunkCacheDir();
-    Downloader downloader(cas->client(), options);
-    Status write_error;
-    // The streaming path checks no file hash of its own: hash what goes out, so that a
-    // corrupted download at least fails the command.
-    ChunkHashStream written;
-    Status st =
-        downloader.DownloadRange(file.xet_hash, 0, file.size - 1, [&](std::string_view bytes) {
-          written.Consume({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
-          while (!bytes.empty()) {
-            const ssize_t n = ::write(STDOUT_FILENO, bytes.data(), bytes.size());
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) {
-              write_error = Status::IoError(std::string("write to stdout: ") +
-                                            std::strerror(n < 0 ? errno : EIO));
-              return false;
-            }
-            bytes.remove_prefix(static_cast<size_t>(n));
-          }
-          return true;
-        });
-    if (!write_error.ok()) return write_error;
-    XET_RETURN_IF_ERROR(st.WithContext("download " + file.path));
-    if (const Hash got = FileHash(written.Finish()); got != file.xet_hash) {
-      return Status::Corruption("download " + file.path + ": the bytes written to stdout hash to " +
-                                got.ToHex() + ", expected " + file.xet_hash.ToHex() +
-                                "; discard the output");
-    }
-  }
-  if (stats) stats->files_done += 1;
-  return Status::Ok();
+  if (stats) stats->files_total += 1;
+  DownloadOptions options;
+  options.stats = stats;
+  options.chunk_cache_dir = conn.ChunkCacheDir();
+  Downloader downloader(cas->client(), options);
+  return StreamFile(downloader, file, STDOUT_FILENO, "stdout", stats);
 }
 
 Status DeleteLocalFiles(std::span<const std::string> paths) {

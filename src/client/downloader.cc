@@ -68,7 +68,7 @@ struct BlockState {
   Reconstruction recon;
   BlockPlan plan;
   size_t tasks_left = 0;
-  // DownloadToFile: the chunks of each term, from its decoded range.
+  // DownloadToFile and verified streams: the chunks of each term, from its decoded range.
   std::vector<std::vector<ChunkInfo>> term_chunks;
   // DownloadRange: the written part of each term, and whether it is ready.
   std::vector<std::vector<uint8_t>> term_bytes;
@@ -278,12 +278,15 @@ class Transfer {
  public:
   enum class Mode { kFile, kStream };
 
+  // `hash_chunks`: in kStream mode, also hash every chunk and keep the hashes with their
+  // term (always done in kFile mode), so the caller can check the file hash.
   Transfer(CasClient& cas, const DownloadOptions& options, ChunkCache* cache, Mode mode,
-           PartFile* part)
+           PartFile* part, bool hash_chunks = false)
       : cas_(cas),
         options_(options),
         cache_(cache),
         mode_(mode),
+        hash_chunks_(mode == Mode::kFile || hash_chunks),
         part_(part),
         budget_(std::max<uint64_t>(1, options.max_bytes_in_flight)),
         max_task_bytes_(std::clamp<uint64_t>(
@@ -311,9 +314,8 @@ class Transfer {
                          cas_.GetReconstruction(file_hash, std::make_pair(span.first, span.last)));
     XET_ASSIGN_OR_RETURN(state->plan, PlanBlock(state->recon, span, max_task_bytes_));
     const size_t nterms = state->plan.terms.size();
-    if (mode_ == Mode::kFile) {
-      state->term_chunks.resize(nterms);
-    } else {
+    if (hash_chunks_) state->term_chunks.resize(nterms);
+    if (mode_ == Mode::kStream) {
       state->term_bytes.resize(nterms);
       state->term_ready.assign(nterms, 0);
       for (size_t i = 0; i < nterms; ++i) {
@@ -769,7 +771,7 @@ class Transfer {
       return b.plan.terms[ref.terms[x]].chunk_offset < b.plan.terms[ref.terms[y]].chunk_offset;
     });
     s.expected = expected;
-    s.hash = mode_ == Mode::kFile || expected != nullptr;
+    s.hash = hash_chunks_ || expected != nullptr;
     s.infos.clear();
     if (s.hash) s.infos.reserve(num_chunks);
     s.writer.Reset(part_);
@@ -839,10 +841,11 @@ class Transfer {
     }
     for (uint32_t ti : ref.terms) {
       const TermPlacement& p = b.plan.terms[ti];
-      if (mode_ == Mode::kFile) {
+      if (hash_chunks_) {
         b.term_chunks[ti].assign(s.infos.begin() + p.chunk_offset,
                                  s.infos.begin() + p.chunk_offset + p.num_chunks);
-      } else {
+      }
+      if (mode_ == Mode::kStream) {
         {
           std::lock_guard lock(mu_);
           b.term_ready[ti] = 1;
@@ -858,6 +861,7 @@ class Transfer {
   const DownloadOptions& options_;
   ChunkCache* cache_;
   const Mode mode_;
+  const bool hash_chunks_;
   PartFile* part_;
   const uint64_t budget_;          // bytes of running tasks (Charge) at once
   const uint64_t max_task_bytes_;  // FetchRanges calls grouping several ranges
@@ -955,15 +959,20 @@ Status DownloadFileImpl(DownloadContext& d, const Hash& file_hash, uint64_t size
   return Status::Ok();
 }
 
+// Streams bytes [first, last] to `sink`. With `streamed_hash` (only for a whole file), the
+// workers hash every chunk, and the Xet hash of the streamed bytes is stored there.
 Status DownloadRangeImpl(DownloadContext& d, const Hash& file_hash, uint64_t first, uint64_t last,
-                         const std::function<bool(std::string_view)>& sink) {
+                         const std::function<bool(std::string_view)>& sink,
+                         Hash* streamed_hash = nullptr) {
+  const bool verify = streamed_hash != nullptr;
   if (!d.cache_status.ok()) return d.cache_status;
   if (last < first) return Status::InvalidArgument("DownloadRange: last < first");
   const uint64_t block_bytes = std::max<uint64_t>(
       1, std::min(d.options.block_bytes, std::clamp(d.options.max_bytes_in_flight / 8,
                                                     kMinStreamBlockBytes, kStreamBlockBytes)));
   const auto blocks = SplitBlocks(first, last, block_bytes);
-  Transfer transfer(d.cas, d.options, d.cache.get(), Transfer::Mode::kStream, nullptr);
+  Transfer transfer(d.cas, d.options, d.cache.get(), Transfer::Mode::kStream, nullptr, verify);
+  std::vector<ChunkInfo> chunks;  // verify: the file's chunks, in order
   std::deque<BlockState*> order;
   size_t next = 0;
   Status failure;
@@ -992,11 +1001,16 @@ Status DownloadRangeImpl(DownloadContext& d, const Hash& file_hash, uint64_t fir
       transfer.RecycleTermBuffer(std::move(bytes));
     }
     if (!ok || !transfer.WaitBlock(b)) break;
+    if (verify) {
+      const std::vector<ChunkInfo> block_chunks = BlockChunks(*b);
+      chunks.insert(chunks.end(), block_chunks.begin(), block_chunks.end());
+    }
     order.pop_front();
     transfer.Release(b);
   }
   failure = transfer.error();
   transfer.Drain();
+  if (failure.ok() && verify) *streamed_hash = FileHash(chunks);
   return failure;
 }
 
@@ -1017,6 +1031,14 @@ Status Downloader::DownloadToFile(const Hash& file_hash, uint64_t size, const st
 Status Downloader::DownloadRange(const Hash& file_hash, uint64_t first, uint64_t last,
                                  const std::function<bool(std::string_view)>& sink) {
   return DownloadRangeImpl(*impl_, file_hash, first, last, sink);
+}
+
+Result<Hash> Downloader::DownloadToSink(const Hash& file_hash, uint64_t size,
+                                        const std::function<bool(std::string_view)>& sink) {
+  if (size == 0) return Hash{};  // the empty file's hash is all zeros
+  Hash streamed;
+  XET_RETURN_IF_ERROR(DownloadRangeImpl(*impl_, file_hash, 0, size - 1, sink, &streamed));
+  return streamed;
 }
 
 }  // namespace xet

@@ -70,9 +70,18 @@ class Downloader {
   // Corruption when a chunk fails its checks (nothing is renamed into place).
   Status DownloadToFile(const Hash& file_hash, uint64_t size, const std::string& dest);
 
-  // Streams bytes [first, last] (inclusive) of the file, in order, to `sink`.
+  // Streams bytes [first, last] (inclusive) of the file, in order, to `sink`. Each chunk's
+  // framing and length are checked; chunk hashes are not (a range has no hash to check).
   Status DownloadRange(const Hash& file_hash, uint64_t first, uint64_t last,
                        const std::function<bool(std::string_view)>& sink);
+
+  // Streams the whole file (`size` bytes, from the listing), in order, to `sink`, hashing
+  // every chunk on the fetch workers as DownloadToFile does, and returns the Xet hash of the
+  // bytes streamed. The caller must compare it with `file_hash`: a mismatch (corrupted data)
+  // is known only after the sink has taken every byte, so the receiver must treat what it
+  // got as void unless the hashes match.
+  Result<Hash> DownloadToSink(const Hash& file_hash, uint64_t size,
+                              const std::function<bool(std::string_view)>& sink);
 
  private:
   struct Impl;

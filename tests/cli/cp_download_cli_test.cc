@@ -2,8 +2,11 @@
 // serve`: byte-exact round trips, destinations, errors, a full disk and interruption.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -127,6 +130,30 @@ TEST_F(CpDownloadCliTest, DiskFullIsReported) {
   const auto r = Run("cp hf://buckets/team/data/set/multi/chunk.bin - > /dev/full");
   EXPECT_EQ(r.exit_code, 6) << r.err;
   EXPECT_EQ(r.err.rfind("xetstore: error: disk full: ", 0), 0u) << r.err;
+}
+
+// A destination that exists and is not a regular file (a FIFO, a device) is written in
+// place, like stdout: renaming a finished download over it would replace the device or
+// FIFO itself with a regular file (as root, `cp ... /dev/null` replaced /dev/null).
+TEST_F(CpDownloadCliTest, SpecialFileDestinationsAreWrittenInPlace) {
+  const std::string dir = LocalDir("dl-special");
+  const std::string fifo = dir + "/pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  // xetstore in the background, a reader in the foreground, then xetstore's exit status.
+  auto r = Run("cp -q hf://buckets/team/data/set/multi/chunk.bin " + fifo + " & cat " + fifo +
+               " > " + dir + "/out; wait $!");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ReadLocalFile(dir + "/out"), files_["multi/chunk.bin"]);
+  struct stat st {};
+  ASSERT_EQ(::stat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  EXPECT_FALSE(std::filesystem::exists(fifo + ".xetpart"));
+  // A device that refuses the bytes: a clear disk-full error, and the device stays one.
+  r = Run("cp hf://buckets/team/data/set/multi/chunk.bin /dev/full");
+  EXPECT_EQ(r.exit_code, 6) << r.err;
+  EXPECT_EQ(r.err.rfind("xetstore: error: disk full: ", 0), 0u) << r.err;
+  ASSERT_EQ(::stat("/dev/full", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
 }
 
 TEST_F(CpDownloadCliTest, Errors) {
