@@ -74,7 +74,13 @@ struct CasService::Counters {
                                        {{"result", "hit"}})),
         answer_cache_misses(m.GetCounter("xetstore_answer_cache_total",
                                          "Large reconstruction answers by answer-cache outcome.",
-                                         {{"result", "miss"}})) {}
+                                         {{"result", "miss"}})),
+        recent_xorb_hits(m.GetCounter("xetstore_recent_xorb_cache_total",
+                                      "Xorb transfer GETs by recent-xorb-cache outcome.",
+                                      {{"result", "hit"}})),
+        recent_xorb_misses(m.GetCounter("xetstore_recent_xorb_cache_total",
+                                        "Xorb transfer GETs by recent-xorb-cache outcome.",
+                                        {{"result", "miss"}})) {}
   Counter& dedup_hits;
   Counter& dedup_misses;
   Counter& xorbs_inserted;
@@ -85,6 +91,8 @@ struct CasService::Counters {
   Counter& uploads_rejected;
   Counter& answer_cache_hits;
   Counter& answer_cache_misses;
+  Counter& recent_xorb_hits;
+  Counter& recent_xorb_misses;
 };
 
 CasService::CasService(CasServiceConfig config, Index& index, ObjectStore& objects,
@@ -97,7 +105,8 @@ CasService::CasService(CasServiceConfig config, Index& index, ObjectStore& objec
       own_metrics_(metrics ? nullptr : std::make_unique<Metrics>()),
       counters_(std::make_unique<Counters>(metrics ? *metrics : *own_metrics_)),
       xorb_cache_(index, config_.xorb_cache_bytes),
-      answer_cache_(config_.answer_cache_bytes, config_.transfer_url_ttl_s * 3 / 4) {}
+      answer_cache_(config_.answer_cache_bytes, config_.transfer_url_ttl_s * 3 / 4),
+      recent_xorbs_(config_.recent_xorb_cache_bytes) {}
 
 CasService::~CasService() = default;
 
@@ -143,6 +152,8 @@ HttpResponse CasService::UploadXorb(const HttpRequest& req, const RouteParams& p
     if (HttpStatusFor(result.status()) < 500) counters_->uploads_rejected.Increment();
     return UploadError(result.status());
   }
+  // Verified and durable: the downloads that usually follow are answered from memory.
+  recent_xorbs_.Insert(*hash, BodyBytes(req));
   if (result->inserted) {
     counters_->xorbs_inserted.Increment();
     counters_->xorb_raw_bytes.Increment(result->raw_bytes);
@@ -520,6 +531,17 @@ HttpResponse CasService::GetTransfer(const HttpRequest& req, const RouteParams& 
   if (!rec.ok()) return ErrorResponse(rec.status());
   if (!*rec || (*rec)->chunks.empty()) return HttpResponse::Error(404, "xorb not found");
   const uint64_t data_len = (*rec)->chunks.back().compressed_end;
+  if (recent_xorbs_.capacity_bytes() > 0) {
+    // The cached bytes are the uploaded body, which IngestXorb accepted only when its chunk
+    // data ends exactly where the table says; the size check guards that invariant.
+    auto chunk_data = recent_xorbs_.Find(*hash);
+    if (chunk_data && chunk_data->size() == data_len) {
+      counters_->recent_xorb_hits.Increment();
+      return BuildXorbRangeResponse(data_len, v.ranges, req.headers.Get("range"),
+                                    XorbSource::FromMemory(std::move(chunk_data)));
+    }
+    counters_->recent_xorb_misses.Increment();
+  }
   const std::string key = XorbKey(*hash);
   // The reader may run after this returns (a streamed answer): it owns its key, and the
   // object store outlives the server's connections.

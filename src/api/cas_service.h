@@ -10,6 +10,7 @@
 
 #include "api/answer_cache.h"
 #include "api/auth.h"
+#include "api/recent_xorb_cache.h"
 #include "api/shard_ingest.h"
 #include "api/xorb_record_cache.h"
 #include "server/http.h"
@@ -33,6 +34,9 @@ struct CasServiceConfig {
   // Cached answers are served while their URLs have >= 3/4 of transfer_url_ttl_s left.
   size_t answer_cache_bytes = 256 << 20;
   size_t max_batch_files = 1000;  // files in one POST /v1/reconstructions
+  // Memory for the chunk data of recently uploaded xorbs (api/recent_xorb_cache.h), from
+  // which transfer GETs are answered before the object store is read; 0 = off.
+  size_t recent_xorb_cache_bytes = 256 << 20;
 };
 
 class CasService {
@@ -81,6 +85,7 @@ class CasService {
   std::unique_ptr<Counters> counters_;
   XorbRecordCache xorb_cache_;
   AnswerCache answer_cache_;
+  RecentXorbCache recent_xorbs_;
 };
 
 }  // namespace xet

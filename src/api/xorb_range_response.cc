@@ -3,6 +3,7 @@
 #include <openssl/rand.h>
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -39,6 +40,18 @@ struct BodyPiece {
 };
 
 }  // namespace
+
+XorbSource XorbSource::FromMemory(std::shared_ptr<const std::string> chunk_data) {
+  XorbSource source([chunk_data](uint64_t offset, std::span<uint8_t> out) {
+    if (offset > chunk_data->size() || out.size() > chunk_data->size() - offset) {
+      return Status::OutOfRange("read past the end of the xorb's chunk data");
+    }
+    std::memcpy(out.data(), chunk_data->data() + offset, out.size());
+    return Status::Ok();
+  });
+  source.memory = std::move(chunk_data);
+  return source;
+}
 
 std::string NewMultipartBoundary() {
   unsigned char raw[16];
@@ -131,14 +144,18 @@ HttpResponse BuildXorbRangeResponse(uint64_t chunk_data_length,
     }
     return resp;
   }
-  if (source.file.valid()) {
-    auto body = std::make_shared<FileBody>();
-    body->file = std::move(source.file);
+  if (source.memory || source.file.valid()) {
+    auto body = std::make_shared<RangeBody>();
+    if (source.memory) {
+      body->memory = std::move(source.memory);
+    } else {
+      body->file = std::move(source.file);
+    }
     for (BodyPiece& p : pieces) {
       body->pieces.push_back(
           {std::move(p.text), p.range ? p.range->first : 0, p.range ? p.range->size() : 0});
     }
-    resp.file_body = std::move(body);
+    resp.range_body = std::move(body);
     return resp;
   }
   resp.content_length = body_size;

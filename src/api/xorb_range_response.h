@@ -20,7 +20,7 @@
 // Answers whose body is larger than `stream_threshold` are not built in memory, so a
 // 64 MiB xorb costs neither a 64 MiB allocation (faulted in and zero-filled per request)
 // nor that much memory per concurrent download:
-//   - when the source has the object's file, the answer is a FileBody: the framing text and
+//   - when the source has the object's file, the answer is a RangeBody: the framing text and
 //     the file's ranges, which the server sends with sendfile(2) (no copy through user
 //     space); a file that ends early ends the body early;
 //   - otherwise it is streamed under its exact Content-Length (HttpResponse::stream): the
@@ -34,6 +34,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -52,14 +53,19 @@ namespace xet {
 // outlive the server with) everything it uses.
 using XorbReader = std::function<Status(uint64_t offset, std::span<uint8_t> out)>;
 
-// Where a xorb's bytes come from: `read` always; `file`, when valid, is the stored object
-// opened for reading (ObjectStore::OpenFile), used for answers above stream_threshold.
+// Where a xorb's bytes come from: `read` always; for answers above stream_threshold,
+// `memory` when set (the chunk data itself, e.g. a RecentXorbCache entry, sent without a
+// copy), else `file` when valid (the stored object opened for reading with
+// ObjectStore::OpenFile, sent with sendfile(2)), else `read` again, streamed.
 struct XorbSource {
   XorbSource(XorbReader r) : read(std::move(r)) {}  // NOLINT: implicit, a reader alone
   XorbSource(XorbReader r, UniqueFd f) : read(std::move(r)), file(std::move(f)) {}
+  // A source reading from `chunk_data` (which must not be null) alone.
+  static XorbSource FromMemory(std::shared_ptr<const std::string> chunk_data);
 
   XorbReader read;
   UniqueFd file;
+  std::shared_ptr<const std::string> memory;
 };
 
 struct XorbRangeResponseOptions {

@@ -61,6 +61,12 @@ void AddNodeOptions(CLI::App* cmd, NodeConfig* c, bool server_options) {
       ->envname("XETSTORE_ANSWER_CACHE_MB")
       ->check(CLI::Range(0, 1 << 20))
       ->capture_default_str();
+  cmd->add_option("--recent-xorb-cache-mb", c->recent_xorb_cache_mb,
+                  "Memory (MiB) for the chunk data of recently uploaded xorbs, so the downloads "
+                  "that follow an upload are answered without reading the disk; 0 turns it off")
+      ->envname("XETSTORE_RECENT_XORB_CACHE_MB")
+      ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
   cmd->add_flag("--access-log,!--no-access-log", c->access_log,
                 "Log one JSON line per request to stderr")
       ->envname("XETSTORE_ACCESS_LOG");

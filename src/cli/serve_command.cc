@@ -126,6 +126,7 @@ int RunServe(const NodeConfig& config) {
   CasServiceConfig cas_config;
   cas_config.public_url = config.PublicUrl();
   cas_config.answer_cache_bytes = config.answer_cache_mb << 20;
+  cas_config.recent_xorb_cache_bytes = config.recent_xorb_cache_mb << 20;
   // Requests go through decorators that count storage failures on /metrics.
   auto index = InstrumentIndex(*node->index, *options->metrics);
   auto objects = InstrumentObjectStore(*node->objects, *options->metrics);

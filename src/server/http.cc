@@ -44,7 +44,7 @@ std::optional<std::string> HttpRequest::QueryParam(std::string_view name) const 
   return std::nullopt;
 }
 
-uint64_t FileBody::size() const {
+uint64_t RangeBody::size() const {
   uint64_t total = 0;
   for (const Piece& piece : pieces) total += piece.text.size() + piece.length;
   return total;

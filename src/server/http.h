@@ -50,17 +50,21 @@ struct HttpRequest {
 // Path parameters captured by the router: "/v1/xorbs/{prefix}/{hash}" -> prefix, hash.
 using RouteParams = std::map<std::string, std::string, std::less<>>;
 
-// A body sent from an open file: literal text and ranges of the file, in order. The server
-// writes the file ranges with sendfile(2), so their bytes never pass through user space.
-// The file must hold every range: one that ends early ends the body early, and the server
-// then closes the connection, so the client sees a short body (as with a short stream).
-struct FileBody {
+// A body of literal text and byte ranges of one source, in order. The source is either an
+// open file, whose ranges the server writes with sendfile(2) so their bytes never pass
+// through user space, or a shared read-only buffer (e.g. a cache entry), whose ranges are
+// written straight from it. Exactly one of `file` and `memory` must be set.
+// The source must hold every range: a file that ends early ends the body early, and the
+// server then closes the connection, so the client sees a short body (as with a short
+// stream); a range outside `memory` is treated the same way.
+struct RangeBody {
   struct Piece {
     std::string text;     // sent first
-    uint64_t offset = 0;  // then `length` bytes of the file, from `offset`
+    uint64_t offset = 0;  // then `length` bytes of the source, from `offset`
     uint64_t length = 0;
   };
-  UniqueFd file;  // open for reading
+  UniqueFd file;                              // open for reading, or
+  std::shared_ptr<const std::string> memory;  // the bytes themselves
   std::vector<Piece> pieces;
 
   // Total bytes of text and ranges.
@@ -85,9 +89,9 @@ struct HttpResponse {
   // with others (e.g. a cache) and sent without a copy under their total Content-Length;
   // `body` is ignored and nothing is compressed.
   std::shared_ptr<const std::vector<std::string>> shared_body;
-  // When set (and neither `stream` nor `shared_body` is), the body is this file body, sent
-  // under its total Content-Length; `body` is ignored and nothing is compressed.
-  std::shared_ptr<const FileBody> file_body;
+  // When set (and neither `stream` nor `shared_body` is), the body is these ranges, sent
+  // under their total Content-Length; `body` is ignored and nothing is compressed.
+  std::shared_ptr<const RangeBody> range_body;
 
   // A JSON error answer {"error": message} with the given status.
   static HttpResponse Error(int status, std::string_view message);

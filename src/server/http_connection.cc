@@ -111,18 +111,18 @@ Outgoing BuildOutgoing(HttpResponse response, const ResponseContext& context) {
   const bool no_body = StatusHasNoBody(status);
   if (response.stream) {
     response.shared_body.reset();
-    response.file_body.reset();
+    response.range_body.reset();
   } else if (response.shared_body) {
-    response.file_body.reset();
+    response.range_body.reset();
     response.content_length = 0;
     for (const std::string& piece : *response.shared_body) *response.content_length += piece.size();
-  } else if (response.file_body) {
-    response.content_length = response.file_body->size();
+  } else if (response.range_body) {
+    response.content_length = response.range_body->size();
   }
-  if ((response.shared_body || response.file_body) && !context.head && !no_body) {
+  if ((response.shared_body || response.range_body) && !context.head && !no_body) {
     message.set(http::field::content_length, std::to_string(*response.content_length));
     out.shared_body = std::move(response.shared_body);
-    out.file_body = std::move(response.file_body);
+    out.range_body = std::move(response.range_body);
     out.header_only = true;
     message.keep_alive(context.keep_alive);
     return out;
@@ -615,7 +615,7 @@ void HttpConnection::Write(Outgoing outgoing) {
                                if (self->outgoing_->shared_body) {
                                  return self->WriteSharedPieces(0);
                                }
-                               if (self->outgoing_->file_body) return self->WriteFilePieces(0);
+                               if (self->outgoing_->range_body) return self->WriteRangePieces(0);
                                if (!self->outgoing_->stream) return self->OnWritten(ec, 0);
                                self->RunStream();
                              });
@@ -716,36 +716,58 @@ void HttpConnection::WriteSharedPieces(size_t index) {
                    });
 }
 
-void HttpConnection::WriteFilePieces(size_t index) {
-  const FileBody& body = *outgoing_->file_body;
+void HttpConnection::WriteRangePieces(size_t index) {
+  const RangeBody& body = *outgoing_->range_body;
   if (index == body.pieces.size()) return OnWritten({}, 0);
   const std::string& text = body.pieces[index].text;
-  if (text.empty()) return SendFileRange(index, 0);
+  auto send_range = [this, index] {
+    if (outgoing_->range_body->memory) return SendMemoryRange(index);
+    SendFileRange(index, 0);
+  };
+  if (text.empty()) return send_range();
   ArmTimer(shared_.options.limits.write_timeout, Cancel::kWriteTimeout);
   net::async_write(socket_, net::buffer(text),
+                   [self = shared_from_this(), send_range](beast::error_code ec, size_t bytes) {
+                     self->DisarmTimer();
+                     self->bytes_out_ += bytes;
+                     if (ec) return self->OnWritten(ec, 0);
+                     send_range();
+                   });
+}
+
+void HttpConnection::SendMemoryRange(size_t index) {
+  const RangeBody& body = *outgoing_->range_body;
+  const RangeBody::Piece& piece = body.pieces[index];
+  if (piece.length == 0) return WriteRangePieces(index + 1);
+  const std::string& memory = *body.memory;
+  if (piece.offset > memory.size() || piece.length > memory.size() - piece.offset) {
+    return FailRangeBody("range body: the range lies outside its memory");
+  }
+  ArmTimer(shared_.options.limits.write_timeout, Cancel::kWriteTimeout);
+  net::async_write(socket_, net::buffer(memory.data() + piece.offset, piece.length),
                    [self = shared_from_this(), index](beast::error_code ec, size_t bytes) {
                      self->DisarmTimer();
                      self->bytes_out_ += bytes;
                      if (ec) return self->OnWritten(ec, 0);
-                     self->SendFileRange(index, 0);
+                     self->WriteRangePieces(index + 1);
                    });
 }
 
 void HttpConnection::SendFileRange(size_t index, uint64_t sent) {
-  const FileBody& body = *outgoing_->file_body;
-  const FileBody::Piece& piece = body.pieces[index];
-  if (sent == piece.length) return WriteFilePieces(index + 1);
+  const RangeBody& body = *outgoing_->range_body;
+  const RangeBody::Piece& piece = body.pieces[index];
+  if (sent == piece.length) return WriteRangePieces(index + 1);
   beast::error_code ec;
   socket_.native_non_blocking(true, ec);
-  if (ec) return FailFileBody("sendfile: " + ec.message());
+  if (ec) return FailRangeBody("sendfile: " + ec.message());
   off_t offset = static_cast<off_t>(piece.offset + sent);
   const size_t want =
       static_cast<size_t>(std::min<uint64_t>(piece.length - sent, kSendfileMaxBytes));
   const ssize_t n = ::sendfile(socket_.native_handle(), body.file.get(), &offset, want);
-  if (n == 0) return FailFileBody("file body: the file ended before its range did");
+  if (n == 0) return FailRangeBody("file body: the file ended before its range did");
   if (n < 0 && errno != EAGAIN && errno != EINTR) {
-    if (errno == EPIPE || errno == ECONNRESET) return FailFileBody("");  // the client left
-    return FailFileBody(std::string("sendfile: ") + std::strerror(errno));
+    if (errno == EPIPE || errno == ECONNRESET) return FailRangeBody("");  // the client left
+    return FailRangeBody(std::string("sendfile: ") + std::strerror(errno));
   }
   if (n > 0) {
     sent += static_cast<uint64_t>(n);
@@ -761,7 +783,7 @@ void HttpConnection::SendFileRange(size_t index, uint64_t sent) {
                      });
 }
 
-void HttpConnection::FailFileBody(std::string why) {
+void HttpConnection::FailRangeBody(std::string why) {
   if (!why.empty() && outgoing_->error.empty()) outgoing_->error = std::move(why);
   CompleteRequest();
   Close();

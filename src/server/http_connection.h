@@ -78,7 +78,7 @@ struct Outgoing {
   http::response<http::string_body> message;
   std::function<void(const std::function<bool(std::string_view)>& write)> stream;
   std::shared_ptr<const std::vector<std::string>> shared_body;  // HttpResponse::shared_body
-  std::shared_ptr<const FileBody> file_body;                    // HttpResponse::file_body
+  std::shared_ptr<const RangeBody> range_body;                  // HttpResponse::range_body
   bool header_only = false;  // HEAD (or a stream): the serializer writes only the header
   bool raw_stream = false;   // no chunk framing: HTTP/1.0 (then close) or a declared length
   // A stream with a declared Content-Length: exactly this many bytes must be produced; a
@@ -130,15 +130,17 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   void FinishStream();
   // Writes shared_body's pieces from `index` on, one at a time (a write timeout per piece).
   void WriteSharedPieces(size_t index);
-  // Writes file_body's pieces from `index` on: its text, then its file range.
-  void WriteFilePieces(size_t index);
+  // Writes range_body's pieces from `index` on: its text, then its range of the file or of
+  // the memory.
+  void WriteRangePieces(size_t index);
+  void SendMemoryRange(size_t index);
   // Sends piece `index`'s file range from `sent` bytes on with sendfile(2), at most
   // kSendfileMaxBytes per call, going back to the reactor between calls (so one large body
   // neither hogs this I/O thread nor, on uncached data, blocks it for long).
   void SendFileRange(size_t index, uint64_t sent);
-  // A file body could not be sent whole: record why and close, so the client sees a short
+  // A range body could not be sent whole: record why and close, so the client sees a short
   // body.
-  void FailFileBody(std::string why);
+  void FailRangeBody(std::string why);
   void CompleteRequest();
   void LingerClose();
   void Drain();

@@ -402,6 +402,63 @@ TEST_F(CasServerTest, MetricsCountUploadsAndDedup) {
   }
 }
 
+// Transfer GETs a reconstruction answer lists (one per fetch entry).
+size_t FetchEntries(const json& recon) {
+  size_t n = 0;
+  for (const auto& [xorb, entries] : recon["xorbs"].items()) n += entries.size();
+  return n;
+}
+
+// The counter line of the recent-xorb cache for `result` ("hit"/"miss") with `value`.
+std::string RecentXorbLine(const char* result, size_t value) {
+  return std::string("xetstore_recent_xorb_cache_total{result=\"") + result + "\"} " +
+         std::to_string(value) + "\n";
+}
+
+// Xorbs just uploaded are answered from the server's memory (api/recent_xorb_cache.h),
+// byte for byte what the store holds; after a restart they come from the store again, and
+// with --recent-xorb-cache-mb 0 the cache is never consulted.
+TEST_F(CasServerTest, RecentlyUploadedXorbsAreServedFromMemory) {
+  std::vector<uint8_t> data;
+  const auto a = testing::PrepareInterleavedUpload(300, 4096, 33, &data);  // multi-range fetches
+  Upload(*server_, writer_, a);
+  const auto download_all = [&] {  // from whichever server runs now
+    const std::string v2 = Url("/v2/reconstructions/" + a.file_hash.ToHex());
+    const auto r = Fetch("GET", v2, {Bearer(reader_)});
+    EXPECT_EQ(r.status, 200) << r.body;
+    const json recon = json::parse(r.body);
+    EXPECT_EQ(Download(recon, data.size()), testing::AsString(data));
+    const auto part = Fetch("GET", v2, {Bearer(reader_), "Range: bytes=5000-90000"});
+    EXPECT_EQ(part.status, 200) << part.body;
+    const json part_recon = json::parse(part.body);
+    EXPECT_EQ(Download(part_recon, 85001), testing::AsString(std::span(data).subspan(5000, 85001)));
+    return FetchEntries(recon) + FetchEntries(part_recon);
+  };
+  const size_t gets = download_all();
+  ASSERT_GT(gets, 2u);
+  auto m = Fetch("GET", Url("/metrics")).body;
+  EXPECT_NE(m.find(RecentXorbLine("hit", gets)), std::string::npos) << m;
+  EXPECT_NE(m.find(RecentXorbLine("miss", 0)), std::string::npos) << m;
+
+  const std::string dir = server_->data_dir();
+  EXPECT_EQ(server_->Terminate(), 0);
+  server_ = std::make_unique<ServerProcess>(dir);
+  EXPECT_EQ(download_all(), gets);
+  m = Fetch("GET", Url("/metrics")).body;
+  EXPECT_NE(m.find(RecentXorbLine("hit", 0)), std::string::npos) << m;
+  EXPECT_NE(m.find(RecentXorbLine("miss", gets)), std::string::npos) << m;
+
+  EXPECT_EQ(server_->Terminate(), 0);
+  server_ =
+      std::make_unique<ServerProcess>(dir, std::vector<std::string>{"--recent-xorb-cache-mb", "0"});
+  const auto b = testing::PrepareUpload(testing::RandomBytes(200'000, 34));
+  Upload(*server_, writer_, b);
+  EXPECT_EQ(download_all(), gets);
+  m = Fetch("GET", Url("/metrics")).body;
+  EXPECT_NE(m.find(RecentXorbLine("hit", 0)), std::string::npos) << m;
+  EXPECT_NE(m.find(RecentXorbLine("miss", 0)), std::string::npos) << m;
+}
+
 TEST_F(CasServerTest, InterleavedTermsUseMultiRangeFetches) {
   std::vector<uint8_t> data;
   const auto a = testing::PrepareInterleavedUpload(40, 9000, 12, &data);

@@ -62,7 +62,10 @@ fs::path XorbObject(const std::string& data_dir, const Hash& xorb) {
 class DownloaderTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    server_ = std::make_unique<ServerProcess>(testing::MakeTempDir("download"));
+    // These tests damage or move stored xorbs after uploading them: the server must read
+    // the objects, not its memory copy of recent uploads (api/recent_xorb_cache.h).
+    server_ = std::make_unique<ServerProcess>(
+        testing::MakeTempDir("download"), std::vector<std::string>{"--recent-xorb-cache-mb", "0"});
     token_ = server_->CreateToken("write", "team/a");
     ASSERT_FALSE(token_.empty());
     tokens_ = MakeStaticTokenSource(XetToken{token_, server_->url() + "/", 0});

@@ -91,11 +91,18 @@ class HttpServerTest : public ::testing::Test {
     f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   }
 
-  // A FileBody of the fixture's file: `pieces` of text and ranges.
-  std::shared_ptr<const FileBody> FileBodyOf(std::vector<FileBody::Piece> pieces) {
-    auto body = std::make_shared<FileBody>();
+  // A RangeBody of the fixture's file: `pieces` of text and ranges.
+  std::shared_ptr<const RangeBody> FileBodyOf(std::vector<RangeBody::Piece> pieces) {
+    auto body = std::make_shared<RangeBody>();
     body->file = UniqueFd(::open(file_path_.c_str(), O_RDONLY | O_CLOEXEC));
     EXPECT_TRUE(body->file.valid());
+    body->pieces = std::move(pieces);
+    return body;
+  }
+  // A RangeBody of a shared buffer holding the same bytes as the fixture's file.
+  std::shared_ptr<const RangeBody> MemoryBodyOf(std::vector<RangeBody::Piece> pieces) {
+    auto body = std::make_shared<RangeBody>();
+    body->memory = memory_;
     body->pieces = std::move(pieces);
     return body;
   }
@@ -205,21 +212,40 @@ class HttpServerTest : public ::testing::Test {
     add("GET", "/file", [this](const HttpRequest&, const RouteParams&) {
       HttpResponse response;
       response.status = 206;
-      response.file_body = FileBodyOf(
+      response.range_body = FileBodyOf(
           {{"<head>", 0, kFileBytes}, {"|mid|", 100, 1000}, {"", 0, 0}, {"<end>", 0, 0}});
       return response;
     });
     // A file body whose range runs 10 bytes past the end of the file.
     add("GET", "/file-short", [this](const HttpRequest&, const RouteParams&) {
       HttpResponse response;
-      response.file_body = FileBodyOf({{"<head>", kFileBytes - 1000, 1010}, {"<end>", 0, 0}});
+      response.range_body = FileBodyOf({{"<head>", kFileBytes - 1000, 1010}, {"<end>", 0, 0}});
       return response;
     });
     // A file body larger than the socket buffers: 12 times the file.
     add("GET", "/file-big", [this](const HttpRequest&, const RouteParams&) {
       HttpResponse response;
-      std::vector<FileBody::Piece> pieces(12, FileBody::Piece{"", 0, kFileBytes});
-      response.file_body = FileBodyOf(std::move(pieces));
+      std::vector<RangeBody::Piece> pieces(12, RangeBody::Piece{"", 0, kFileBytes});
+      response.range_body = FileBodyOf(std::move(pieces));
+      return response;
+    });
+    // The same bodies from memory.
+    add("GET", "/memory", [this](const HttpRequest&, const RouteParams&) {
+      HttpResponse response;
+      response.status = 206;
+      response.range_body = MemoryBodyOf(
+          {{"<head>", 0, kFileBytes}, {"|mid|", 100, 1000}, {"", 0, 0}, {"<end>", 0, 0}});
+      return response;
+    });
+    add("GET", "/memory-outside", [this](const HttpRequest&, const RouteParams&) {
+      HttpResponse response;
+      response.range_body = MemoryBodyOf({{"<head>", kFileBytes - 1000, 1010}, {"<end>", 0, 0}});
+      return response;
+    });
+    add("GET", "/memory-big", [this](const HttpRequest&, const RouteParams&) {
+      HttpResponse response;
+      std::vector<RangeBody::Piece> pieces(12, RangeBody::Piece{"", 0, kFileBytes});
+      response.range_body = MemoryBodyOf(std::move(pieces));
       return response;
     });
     add("GET", "/endless", [this](const HttpRequest&, const RouteParams&) {
@@ -257,6 +283,8 @@ class HttpServerTest : public ::testing::Test {
   std::promise<void> slow_started_;
   testing::TempDir file_dir_;
   const std::string file_path_ = file_dir_.path() + "/file";
+  const std::shared_ptr<const std::string> memory_ =
+      std::make_shared<const std::string>(FileBytes(0, kFileBytes));
 };
 
 TEST(HttpTypesTest, HeadersAndQueryParams) {
@@ -748,6 +776,61 @@ TEST_F(HttpServerTest, FileBodyClientDisconnectingMidBodyLeavesTheServerServing)
   }  // gone mid-body
   TestHttpClient other(server_->port());
   ASSERT_TRUE(other.Send(Get("/file")));
+  auto response = other.ReadResponse();
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->body.size(), 6 + kFileBytes + 5 + 1000 + 5);
+}
+
+TEST_F(HttpServerTest, MemoryRangeBodyIsSentWholeUnderItsLength) {
+  Start();
+  TestHttpClient client(server_->port());
+  const std::string expected =
+      "<head>" + FileBytes(0, kFileBytes) + "|mid|" + FileBytes(100, 1000) + "<end>";
+  for (int i = 0; i < 2; ++i) {  // the connection stays usable after a memory body
+    ASSERT_TRUE(client.Send(Get("/memory", "Accept-Encoding: gzip\r\n")));
+    auto response = client.ReadResponse();
+    ASSERT_TRUE(response) << i;
+    EXPECT_EQ(response->status, 206);
+    EXPECT_FALSE(response->chunked);
+    EXPECT_FALSE(response->Header("Content-Encoding"));
+    EXPECT_EQ(response->Header("Content-Length"), std::to_string(expected.size()));
+    EXPECT_TRUE(response->body == expected)
+        << "body of " << response->body.size() << " bytes differs";
+  }
+  ASSERT_TRUE(client.Send("HEAD /memory HTTP/1.1\r\nHost: t\r\n\r\n"));
+  auto head = client.ReadResponse(/*head=*/true);
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->Header("Content-Length"), std::to_string(expected.size()));
+}
+
+TEST_F(HttpServerTest, MemoryRangeBodyRangeOutsideItsMemoryIsCutOffAndTheConnectionClosed) {
+  Start();
+  TestHttpClient client(server_->port());
+  ASSERT_TRUE(client.Send(Get("/memory-outside")));
+  auto head = client.ReadHead();
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->Header("Content-Length"), std::to_string(6 + 1010 + 5));
+  // No byte of a range that is not all there: the text before it, then the close.
+  EXPECT_EQ(ReadUntilClose(client), "<head>");
+  bool logged = false;
+  for (int i = 0; i < 100 && !logged; ++i) {
+    for (const std::string& line : Log())
+      logged |= line.find("outside its memory") != std::string::npos;
+    if (!logged) std::this_thread::sleep_for(milliseconds(10));
+  }
+  EXPECT_TRUE(logged) << "the access log names the bad range";
+}
+
+TEST_F(HttpServerTest, MemoryRangeBodyClientDisconnectingMidBodyLeavesTheServerServing) {
+  Start();
+  for (int i = 0; i < 5; ++i) {
+    TestHttpClient client(server_->port());
+    ASSERT_TRUE(client.Send(Get("/memory-big")));
+    ASSERT_TRUE(client.ReadHead());
+    EXPECT_FALSE(client.ReadSome().empty());
+  }  // gone mid-body
+  TestHttpClient other(server_->port());
+  ASSERT_TRUE(other.Send(Get("/memory")));
   auto response = other.ReadResponse();
   ASSERT_TRUE(response);
   EXPECT_EQ(response->body.size(), 6 + kFileBytes + 5 + 1000 + 5);

@@ -184,11 +184,18 @@ TEST_F(XorbRangeResponseTest, LargeAnswersStreamTheSameBytesInPieces) {
   }
 }
 
-// The bytes a FileBody stands for, read from its file with pread (not sendfile).
-std::string Materialize(const FileBody& body) {
+// The bytes a RangeBody stands for, read from its file with pread (not sendfile).
+// The bytes a range body stands for: its texts and its ranges, read from its file with
+// pread or cut from its memory.
+std::string Materialize(const RangeBody& body) {
   std::string out;
-  for (const FileBody::Piece& piece : body.pieces) {
+  for (const RangeBody::Piece& piece : body.pieces) {
     out += piece.text;
+    if (body.memory) {
+      EXPECT_LE(piece.offset + piece.length, body.memory->size());
+      out += body.memory->substr(piece.offset, piece.length);
+      continue;
+    }
     std::string range(piece.length, '\0');
     const ssize_t n =
         ::pread(body.file.get(), range.data(), range.size(), static_cast<off_t>(piece.offset));
@@ -220,20 +227,57 @@ TEST_F(XorbRangeResponseTest, LargeAnswersFromAFileAreFileBodiesOfTheSameBytes) 
         XorbSource(Reader(), UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC))), o);
     EXPECT_EQ(r.status, 206);
     EXPECT_FALSE(r.stream);
-    ASSERT_TRUE(r.file_body);
+    ASSERT_TRUE(r.range_body);
     EXPECT_EQ(reads, 0);  // the file is sent as it is, not read through the reader
     EXPECT_EQ(Header(r, "Content-Type"), Header(whole, "Content-Type"));
     EXPECT_EQ(Header(r, "Content-Range"), Header(whole, "Content-Range"));
-    EXPECT_EQ(r.file_body->size(), whole.body.size());
-    EXPECT_EQ(Materialize(*r.file_body), whole.body);
+    EXPECT_EQ(r.range_body->size(), whole.body.size());
+    EXPECT_EQ(Materialize(*r.range_body), whole.body);
   }
   // Small answers are still built in memory, through the reader.
   std::vector<ByteRange> signed_ranges = {{0, 99}};
   const HttpResponse small = BuildXorbRangeResponse(
       kDataLength, signed_ranges, "bytes=0-4",
       XorbSource(Reader(), UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC))));
-  EXPECT_FALSE(small.file_body);
+  EXPECT_FALSE(small.range_body);
   EXPECT_EQ(small.body, Data(0, 4));
+}
+
+// From memory (a RecentXorbCache entry): large answers are range bodies over that memory,
+// small ones are copied from it; both hold the same bytes as answers read from the store.
+TEST_F(XorbRangeResponseTest, AnswersFromMemoryHoldTheSameBytes) {
+  auto chunk_data = std::make_shared<const std::string>(
+      reinterpret_cast<const char*>(object.data()), kDataLength);
+  std::vector<ByteRange> signed_ranges = {{0, 99}};
+  for (const char* range : {"bytes=3-60", "bytes=0-9,20-99", "bytes=50-59,0-4", "bytes=80-"}) {
+    SCOPED_TRACE(range);
+    const HttpResponse whole = Get({{0, 99}}, range);
+    ASSERT_EQ(whole.status, 206);
+    XorbRangeResponseOptions o;
+    o.boundary = "BOUNDARY";
+    o.stream_threshold = 10;
+    const HttpResponse r = BuildXorbRangeResponse(kDataLength, signed_ranges, range,
+                                                  XorbSource::FromMemory(chunk_data), o);
+    EXPECT_EQ(r.status, 206);
+    EXPECT_FALSE(r.stream);
+    ASSERT_TRUE(r.range_body);
+    EXPECT_EQ(r.range_body->memory, chunk_data);  // shared, not copied
+    EXPECT_FALSE(r.range_body->file.valid());
+    EXPECT_EQ(Header(r, "Content-Range"), Header(whole, "Content-Range"));
+    EXPECT_EQ(r.range_body->size(), whole.body.size());
+    EXPECT_EQ(Materialize(*r.range_body), whole.body);
+  }
+  const HttpResponse small = BuildXorbRangeResponse(kDataLength, signed_ranges, "bytes=0-4",
+                                                    XorbSource::FromMemory(chunk_data));
+  EXPECT_FALSE(small.range_body);
+  EXPECT_EQ(small.body, Data(0, 4));
+  // A range the signature does not cover is refused before any byte is read.
+  const HttpResponse outside =
+      BuildXorbRangeResponse(kDataLength, std::vector<ByteRange>{{0, 9}}, "bytes=5-20",
+                             XorbSource::FromMemory(chunk_data));
+  EXPECT_GE(outside.status, 400);
+  EXPECT_EQ(outside.status, Get({{0, 9}}, "bytes=5-20").status);
+  EXPECT_FALSE(outside.range_body);
 }
 
 TEST_F(XorbRangeResponseTest, StreamStopsWhenTheClientIsGoneOrTheReaderFails) {
