@@ -41,10 +41,12 @@ namespace xet {
 //     max_bytes_in_flight / (2 * fetch_concurrency), 32 MiB at most);
 //   - per worker: the two staging buffers, a 1 MiB cache read buffer, one decoded chunk
 //     (<= 128 KiB) and one record split across received pieces (<= 256 KiB);
-//   - the plans of the two blocks in progress (terms and fetch URLs, not data) and the
-//     (hash, size) of every chunk of the file (40 bytes each, for the final hash check);
-//   - DownloadRange only: the decoded bytes of up to two planning blocks of
-//     min(block_bytes, max_bytes_in_flight / 8 clamped to [1 MiB, 32 MiB]) bytes each,
+//   - the plans of the blocks in progress (two; four when streaming: terms and fetch
+//     URLs, not data) and the (hash, size) of every chunk of the file (40 bytes each, for
+//     the final hash check);
+//   - DownloadRange and DownloadToSink only: the decoded bytes of up to four planning
+//     blocks of min(block_bytes, max_bytes_in_flight / 8 clamped to [1 MiB, 8 MiB]) bytes
+//     each (plus one the sink is taking),
 //     until the sink takes them.
 // A block's bytes are released as soon as they are written (or handed to the sink), and
 // every buffer when the call returns.
