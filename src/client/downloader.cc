@@ -20,6 +20,7 @@
 #include "client/side_thread.h"
 #include "common/buffer_pool.h"
 #include "common/huge_pages.h"
+#include "common/uninitialized_buffer.h"
 #include "format/compression.h"
 #include "format/keyed_hash.h"
 #include "format/merkle.h"
@@ -76,7 +77,7 @@ struct BlockState {
   // DownloadToFile and verified streams: the chunks of each term, from its decoded range.
   std::vector<std::vector<ChunkInfo>> term_chunks;
   // DownloadRange: the written part of each term, and whether it is ready.
-  std::vector<std::vector<uint8_t>> term_bytes;
+  std::vector<UninitializedBytes> term_bytes;
   std::vector<uint8_t> term_ready;
 };
 
@@ -380,7 +381,7 @@ class Transfer {
     return error_.ok();
   }
   // Takes back a term's buffer once the sink is done with it (streaming).
-  void RecycleTermBuffer(std::vector<uint8_t> bytes) { term_buffers_.Give(std::move(bytes)); }
+  void RecycleTermBuffer(UninitializedBytes bytes) { term_buffers_.Give(std::move(bytes)); }
   // Drops a finished block.
   void Release(BlockState* block) {
     std::lock_guard lock(mu_);
@@ -767,7 +768,7 @@ class Transfer {
       }
       s.order[k] = k;
       if (mode_ == Mode::kStream) {
-        std::vector<uint8_t>& bytes = b.term_bytes[ti];
+        UninitializedBytes& bytes = b.term_bytes[ti];
         if (bytes.capacity() < p.take) bytes = term_buffers_.Take(p.take);
         bytes.resize(p.take);
       }
@@ -873,7 +874,7 @@ class Transfer {
   // Streaming: the decoded-term buffers the sink has consumed, reused for later terms. A
   // term is often a whole block (32 MiB), and a new buffer that size was a fresh mapping,
   // faulted in page by page for every block.
-  BufferPool term_buffers_{kStreamWindow + 1};
+  BasicBufferPool<UninitializedBytes> term_buffers_{kStreamWindow + 1};
 
   std::mutex mu_;
   std::condition_variable cv_;
@@ -998,7 +999,7 @@ Status DownloadRangeImpl(DownloadContext& d, const Hash& file_hash, uint64_t fir
       if (b->plan.terms[t].take == 0) continue;
       ok = transfer.WaitTerm(b, t);
       if (!ok) break;
-      std::vector<uint8_t> bytes = std::move(b->term_bytes[t]);  // the worker is done with it
+      UninitializedBytes bytes = std::move(b->term_bytes[t]);  // the worker is done with it
       if (!sink(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()))) {
         transfer.Fail(Status::Cancelled("the receiver stopped the download"));
         ok = false;
