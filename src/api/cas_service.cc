@@ -152,8 +152,9 @@ HttpResponse CasService::UploadXorb(const HttpRequest& req, const RouteParams& p
     if (HttpStatusFor(result.status()) < 500) counters_->uploads_rejected.Increment();
     return UploadError(result.status());
   }
-  // Verified and durable: the downloads that usually follow are answered from memory.
-  recent_xorbs_.Insert(*hash, BodyBytes(req));
+  // Verified and durable: the downloads that usually follow are answered from memory. Only
+  // when this upload wrote the object: then the body is byte for byte its chunk data.
+  if (result->stored) recent_xorbs_.Insert(*hash, BodyBytes(req));
   if (result->inserted) {
     counters_->xorbs_inserted.Increment();
     counters_->xorb_raw_bytes.Increment(result->raw_bytes);

@@ -7,7 +7,9 @@
 // cache the first download of a new xorb reads it back from the device, sharing the
 // device's bandwidth with whatever the client writes. Content addressing makes entries
 // immutable: no invalidation is ever needed, and an entry may be served to any client the
-// caller has already authorized.
+// caller has already authorized. The caller must insert exactly the bytes stored for the
+// xorb (its chunk data), and nothing deletes xorbs today; a garbage collector that does
+// must also stop serving them from here.
 //
 // Memory: the cache owns at most `capacity_bytes` of buffer capacity, counting both live
 // entries and evicted buffers it keeps for reuse. An evicted buffer that no answer still

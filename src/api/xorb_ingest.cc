@@ -48,8 +48,8 @@ Result<XorbIngestResult> IngestXorb(const Hash& claimed_hash, std::span<const ui
     // (harmless, overwritten never, re-indexed on the next upload), never a dangling row.
     // Body and footer are written as two pieces: no 64 MiB copy to join them.
     const std::span<const uint8_t> parts[] = {body, footer_bytes};
-    XET_ASSIGN_OR_RETURN(bool written, objects.PutParts(key, parts));
-    (void)written;  // false: a concurrent upload of the same xorb won the race
+    // false: a concurrent upload of the same xorb won the race
+    XET_ASSIGN_OR_RETURN(result.stored, objects.PutParts(key, parts));
   } else {
     XET_ASSIGN_OR_RETURN(object_size, objects.Size(key));
   }

@@ -13,6 +13,9 @@ namespace xet {
 
 struct XorbIngestResult {
   bool inserted = false;  // false: the xorb already existed (nothing rewritten)
+  // This call wrote the stored object, so its chunk data is exactly the body. (An existing
+  // object may hold the same chunks encoded differently, e.g. compressed another way.)
+  bool stored = false;
   size_t num_chunks = 0;
   uint64_t raw_bytes = 0;
 };
