@@ -757,9 +757,11 @@ void HttpConnection::SendFileRange(size_t index, uint64_t sent) {
   const RangeBody& body = *outgoing_->range_body;
   const RangeBody::Piece& piece = body.pieces[index];
   if (sent == piece.length) return WriteRangePieces(index + 1);
-  beast::error_code ec;
-  socket_.native_non_blocking(true, ec);
-  if (ec) return FailRangeBody("sendfile: " + ec.message());
+  if (!socket_.native_non_blocking()) {  // set once per connection, not once per call
+    beast::error_code ec;
+    socket_.native_non_blocking(true, ec);
+    if (ec) return FailRangeBody("sendfile: " + ec.message());
+  }
   off_t offset = static_cast<off_t>(piece.offset + sent);
   const size_t want =
       static_cast<size_t>(std::min<uint64_t>(piece.length - sent, kSendfileMaxBytes));
