@@ -62,7 +62,8 @@ std::shared_ptr<std::string> RecentXorbCache::ClaimBufferLocked(size_t size) {
       buffer->clear();
       return buffer;
     }
-    if (const size_t capacity = RoundUpCapacity(size); owned_ + capacity <= capacity_bytes_) {
+    if (const size_t capacity = std::min(RoundUpCapacity(size), capacity_bytes_);
+        owned_ + capacity <= capacity_bytes_) {
       auto buffer = std::make_shared<std::string>();
       buffer->reserve(capacity);
       AdviseHugePages(buffer->data(), buffer->capacity());

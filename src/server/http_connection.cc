@@ -32,9 +32,10 @@ constexpr std::string_view kLastChunk = "0\r\n\r\n";
 constexpr size_t kDrainBufferSize = 16 * 1024;
 constexpr size_t kMaxDrainBytes = 4 << 20;
 constexpr size_t kChunkedReadBytes = 64 * 1024;  // Beast reads at most 64 KiB at a time
-// Bytes of a file body one sendfile(2) call may send; a cache miss then blocks the I/O
-// thread for at most one read of this size.
-constexpr size_t kSendfileMaxBytes = 2 << 20;
+// Bytes of a range body sent per sendfile(2) call or write: a cache miss then blocks the
+// I/O thread for at most one read of this size, and the write timeout applies per slice
+// (a 64 MiB range to a client reading at 1 MB/s is slow, not stuck).
+constexpr size_t kRangeSliceBytes = 2 << 20;
 
 bool IContains(std::string_view haystack, std::string_view needle) {
   if (needle.size() > haystack.size()) return false;
@@ -721,7 +722,7 @@ void HttpConnection::WriteRangePieces(size_t index) {
   if (index == body.pieces.size()) return OnWritten({}, 0);
   const std::string& text = body.pieces[index].text;
   auto send_range = [this, index] {
-    if (outgoing_->range_body->memory) return SendMemoryRange(index);
+    if (outgoing_->range_body->memory) return SendMemoryRange(index, 0);
     SendFileRange(index, 0);
   };
   if (text.empty()) return send_range();
@@ -735,21 +736,23 @@ void HttpConnection::WriteRangePieces(size_t index) {
                    });
 }
 
-void HttpConnection::SendMemoryRange(size_t index) {
+void HttpConnection::SendMemoryRange(size_t index, uint64_t sent) {
   const RangeBody& body = *outgoing_->range_body;
   const RangeBody::Piece& piece = body.pieces[index];
-  if (piece.length == 0) return WriteRangePieces(index + 1);
+  if (sent == piece.length) return WriteRangePieces(index + 1);
   const std::string& memory = *body.memory;
   if (piece.offset > memory.size() || piece.length > memory.size() - piece.offset) {
     return FailRangeBody("range body: the range lies outside its memory");
   }
+  const size_t want =
+      static_cast<size_t>(std::min<uint64_t>(piece.length - sent, kRangeSliceBytes));
   ArmTimer(shared_.options.limits.write_timeout, Cancel::kWriteTimeout);
-  net::async_write(socket_, net::buffer(memory.data() + piece.offset, piece.length),
-                   [self = shared_from_this(), index](beast::error_code ec, size_t bytes) {
+  net::async_write(socket_, net::buffer(memory.data() + piece.offset + sent, want),
+                   [self = shared_from_this(), index, sent](beast::error_code ec, size_t bytes) {
                      self->DisarmTimer();
                      self->bytes_out_ += bytes;
                      if (ec) return self->OnWritten(ec, 0);
-                     self->WriteRangePieces(index + 1);
+                     self->SendMemoryRange(index, sent + bytes);
                    });
 }
 
@@ -764,7 +767,7 @@ void HttpConnection::SendFileRange(size_t index, uint64_t sent) {
   }
   off_t offset = static_cast<off_t>(piece.offset + sent);
   const size_t want =
-      static_cast<size_t>(std::min<uint64_t>(piece.length - sent, kSendfileMaxBytes));
+      static_cast<size_t>(std::min<uint64_t>(piece.length - sent, kRangeSliceBytes));
   const ssize_t n = ::sendfile(socket_.native_handle(), body.file.get(), &offset, want);
   if (n == 0) return FailRangeBody("file body: the file ended before its range did");
   if (n < 0 && errno != EAGAIN && errno != EINTR) {

@@ -133,9 +133,11 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   // Writes range_body's pieces from `index` on: its text, then its range of the file or of
   // the memory.
   void WriteRangePieces(size_t index);
-  void SendMemoryRange(size_t index);
+  // Writes piece `index`'s range of the memory from `sent` bytes on, kRangeSliceBytes per
+  // write (each under its own write timeout).
+  void SendMemoryRange(size_t index, uint64_t sent);
   // Sends piece `index`'s file range from `sent` bytes on with sendfile(2), at most
-  // kSendfileMaxBytes per call, going back to the reactor between calls (so one large body
+  // kRangeSliceBytes per call, going back to the reactor between calls (so one large body
   // neither hogs this I/O thread nor, on uncached data, blocks it for long).
   void SendFileRange(size_t index, uint64_t sent);
   // A range body could not be sent whole: record why and close, so the client sees a short

@@ -82,6 +82,7 @@ std::string FileBytes(uint64_t offset, uint64_t length) {
   return out;
 }
 constexpr uint64_t kFileBytes = 5 << 20;  // more than one sendfile call's worth
+constexpr uint64_t kSlowBodyBytes = 24 << 20;
 
 class HttpServerTest : public ::testing::Test {
  protected:
@@ -246,6 +247,15 @@ class HttpServerTest : public ::testing::Test {
       HttpResponse response;
       std::vector<RangeBody::Piece> pieces(12, RangeBody::Piece{"", 0, kFileBytes});
       response.range_body = MemoryBodyOf(std::move(pieces));
+      return response;
+    });
+    // One 24 MiB range of memory: longer to read at a slow pace than the write timeout.
+    add("GET", "/memory-slow", [](const HttpRequest&, const RouteParams&) {
+      auto body = std::make_shared<RangeBody>();
+      body->memory = std::make_shared<const std::string>(FileBytes(0, kSlowBodyBytes));
+      body->pieces = {{"", 0, kSlowBodyBytes}};
+      HttpResponse response;
+      response.range_body = std::move(body);
       return response;
     });
     add("GET", "/endless", [this](const HttpRequest&, const RouteParams&) {
@@ -819,6 +829,32 @@ TEST_F(HttpServerTest, MemoryRangeBodyRangeOutsideItsMemoryIsCutOffAndTheConnect
     if (!logged) std::this_thread::sleep_for(milliseconds(10));
   }
   EXPECT_TRUE(logged) << "the access log names the bad range";
+}
+
+// The write timeout is for progress, not for the whole range: a 24 MiB range read at
+// ~25 MiB/s takes about a second, twice the timeout, and still arrives whole.
+TEST_F(HttpServerTest, MemoryRangeBodyToASlowButSteadyReaderIsSentWhole) {
+  ServerLimits limits;
+  limits.write_timeout = milliseconds(500);
+  Start(limits);
+  TestHttpClient client(server_->port());
+  ASSERT_TRUE(client.Send(Get("/memory-slow")));
+  auto head = client.ReadHead();
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->Header("Content-Length"), std::to_string(kSlowBodyBytes));
+  std::string got;
+  const auto start = std::chrono::steady_clock::now();
+  while (got.size() < kSlowBodyBytes) {
+    const size_t target = std::min<size_t>(got.size() + (1 << 20), kSlowBodyBytes);
+    while (got.size() < target) {
+      const std::string piece = client.ReadSome();
+      ASSERT_FALSE(piece.empty()) << "closed after " << got.size() << " bytes";
+      got += piece;
+    }
+    std::this_thread::sleep_for(milliseconds(40));
+  }
+  EXPECT_GT(std::chrono::steady_clock::now() - start, limits.write_timeout);
+  EXPECT_TRUE(got == FileBytes(0, kSlowBodyBytes)) << "the body differs";
 }
 
 TEST_F(HttpServerTest, MemoryRangeBodyClientDisconnectingMidBodyLeavesTheServerServing) {

@@ -58,6 +58,21 @@ TEST(RecentXorbCacheTest, DisabledEmptyAndOversizedDataAreNotKept) {
   EXPECT_NE(cache.Find(H(4)), nullptr);
 }
 
+// Buffers are sized in 4 MiB steps, but never beyond the capacity: a 2 MiB cache still
+// keeps a 1 MiB xorb.
+TEST(RecentXorbCacheTest, ACacheSmallerThanOneStepStillKeepsSmallXorbs) {
+  RecentXorbCache cache(2 * kMiB);
+  cache.Insert(H(1), Bytes(kMiB, 1));
+  auto got = cache.Find(H(1));
+  ASSERT_NE(got, nullptr);
+  EXPECT_EQ(*got, AsString(Bytes(kMiB, 1)));
+  EXPECT_LE(cache.owned_bytes(), 2 * kMiB);
+  cache.Insert(H(2), Bytes(kMiB, 2));  // the one buffer is reused
+  EXPECT_EQ(cache.Find(H(1)), nullptr);
+  ASSERT_NE(cache.Find(H(2)), nullptr);
+  EXPECT_EQ(*cache.Find(H(2)), AsString(Bytes(kMiB, 2)));
+}
+
 TEST(RecentXorbCacheTest, ASecondInsertOfTheSameHashKeepsTheFirst) {
   RecentXorbCache cache(64 * kMiB);
   cache.Insert(H(1), Bytes(1000, 1));
