@@ -201,7 +201,9 @@ Result<std::vector<DownloadJob>> PlanDownload(HubClient& hub, const RemotePath& 
     case RemoteLookup::Kind::kMissing:
       return NoSuchRemotePath(src);
     case RemoteLookup::Kind::kFile:
-      jobs.push_back({found.file, LocalFileTarget(dst, BaseName(found.file.path))});
+      jobs.push_back({.file = found.file,
+                      .local_path = LocalFileTarget(dst, BaseName(found.file.path)),
+                      .write_into_special_file = true});
       return jobs;
     case RemoteLookup::Kind::kDirectory:
       break;
@@ -225,7 +227,8 @@ Result<std::vector<DownloadJob>> PlanDownload(HubClient& hub, const RemotePath& 
           bad = local.status().WithContext("download " + src.ToString());
           return false;
         }
-        jobs.push_back({e, std::move(*local)});
+        jobs.push_back(
+            {.file = e, .local_path = std::move(*local), .write_into_special_file = true});
         return true;
       }));
   XET_RETURN_IF_ERROR(bad);

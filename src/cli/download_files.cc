@@ -36,11 +36,12 @@ bool IsSpecialFile(const std::string& path) {
 
 // Creates the destinations' directories and checks each file system has room for the bytes
 // going to it (files already complete are counted too: their .xetpart is rewritten).
-// Special destinations (IsSpecialFile) take no room and are skipped.
+// Special files written in place (IsSpecialFile) take no room and are skipped.
 Status PrepareDestinations(std::span<const DownloadJob> jobs) {
   std::map<fs::path, uint64_t> bytes_per_dir;
   for (const DownloadJob& job : jobs) {
-    if (!IsSpecialFile(job.local_path)) bytes_per_dir[ParentOf(job.local_path)] += job.file.size;
+    if (job.write_into_special_file && IsSpecialFile(job.local_path)) continue;
+    bytes_per_dir[ParentOf(job.local_path)] += job.file.size;
   }
   std::map<unsigned long, std::pair<uint64_t, uint64_t>> per_fs;  // fsid -> (needed, available)
   std::map<unsigned long, std::string> fs_dir;
@@ -132,7 +133,7 @@ Status DownloadToFiles(RemoteConnection& conn, const std::string& bucket_id,
   options.chunk_cache_dir = conn.ChunkCacheDir();
   Downloader downloader(cas->client(), options);
   for (const DownloadJob& job : jobs) {
-    if (IsSpecialFile(job.local_path)) {
+    if (job.write_into_special_file && IsSpecialFile(job.local_path)) {
       XET_RETURN_IF_ERROR(StreamToSpecialFile(downloader, job.file, job.local_path, stats));
       continue;
     }

@@ -21,6 +21,10 @@ struct DownloadJob {
   // Set the downloaded file's modification time to file.mtime_ms (when known), as sync
   // does so that the next sync finds the file unchanged.
   bool keep_mtime = false;
+  // When local_path exists and is a device, FIFO or socket (/dev/null, a named pipe): write
+  // the bytes into it, in order, as `cp` does; false replaces it with a regular file, as
+  // `sync` (and rsync) do. Its mtime is left alone either way.
+  bool write_into_special_file = false;
 };
 
 // Downloads `jobs` from `bucket_id` (read CAS tokens from `conn`), creating the parent

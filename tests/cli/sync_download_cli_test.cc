@@ -213,6 +213,19 @@ TEST_F(SyncDownloadCliTest, NeverWritesThroughASymlinkedDirectory) {
   EXPECT_TRUE(std::filesystem::is_empty(outside));
 }
 
+// A FIFO where a file belongs is replaced by the file, as rsync does (`cp` writes into it
+// instead): sync mirrors, and writing into a FIFO nobody reads would wait forever.
+TEST_F(SyncDownloadCliTest, ReplacesAFifoWhereAFileBelongs) {
+  Upload({{"pipe", "pipe content"}, {"other.txt", "o"}});
+  std::filesystem::create_directories(dst_);
+  ASSERT_EQ(::mkfifo((dst_ + "/pipe").c_str(), 0600), 0);
+  const auto r = Run("sync -q " + remote_ + " " + dst_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::is_regular_file(dst_ + "/pipe"));
+  const std::map<std::string, std::string> want = {{"pipe", "pipe content"}, {"other.txt", "o"}};
+  EXPECT_EQ(LocalFiles(dst_), want);
+}
+
 // A source path with nothing under it is an error, not an empty directory: a typo with
 // --delete must not empty the destination.
 TEST_F(SyncDownloadCliTest, MissingSourceIsAnErrorAndDeletesNothing) {
