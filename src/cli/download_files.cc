@@ -13,6 +13,7 @@
 
 #include "cli/output.h"
 #include "client/downloader.h"
+#include "common/unique_fd.h"
 
 namespace xet::cli {
 namespace {
@@ -26,9 +27,10 @@ fs::path ParentOf(const std::string& local_path) {
 }
 
 // Whether `path` (its final symbolic link followed) exists and is neither a regular file
-// nor a directory: a character device such as /dev/null, a FIFO, a socket. Such a
-// destination is written in place, in order, like stdout; renaming a finished .xetpart
-// over it would replace the device itself (as root, /dev/null with a regular file).
+// nor a directory: a character device such as /dev/null, a FIFO, a socket. `cp` writes
+// such a destination in place, in order, like stdout (DownloadJob::write_into_special_file):
+// renaming a finished .xetpart over it would replace the device itself (as root, /dev/null
+// with a regular file).
 bool IsSpecialFile(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
@@ -112,13 +114,11 @@ Status StreamFile(Downloader& downloader, const RemoteEntry& file, int fd, const
 // Writes `file` into the special file `path` (IsSpecialFile) in place.
 Status StreamToSpecialFile(Downloader& downloader, const RemoteEntry& file, const std::string& path,
                            TransferStats* stats) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return Status::IoError("open " + path + ": " + std::strerror(errno));
-  Status st = StreamFile(downloader, file, fd, path, stats);
-  if (::close(fd) != 0 && st.ok()) {
-    st = Status::IoError("close " + path + ": " + std::strerror(errno));
-  }
-  return st;
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+  if (!fd.valid()) return Status::IoError("open " + path + ": " + std::strerror(errno));
+  XET_RETURN_IF_ERROR(StreamFile(downloader, file, fd.get(), path, stats));
+  if (fd.Reset() != 0) return Status::IoError("close " + path + ": " + std::strerror(errno));
+  return Status::Ok();
 }
 
 }  // namespace
