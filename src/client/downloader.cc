@@ -76,7 +76,7 @@ struct BlockState {
   size_t tasks_left = 0;
   // DownloadToFile and verified streams: the chunks of each term, from its decoded range.
   std::vector<std::vector<ChunkInfo>> term_chunks;
-  // DownloadRange: the written part of each term, and whether it is ready.
+  // Streaming: the written part of each term, and whether it is ready.
   std::vector<UninitializedBytes> term_bytes;
   std::vector<uint8_t> term_ready;
 };
@@ -872,8 +872,8 @@ class Transfer {
   const uint64_t budget_;          // bytes of running tasks (Charge) at once
   const uint64_t max_task_bytes_;  // FetchRanges calls grouping several ranges
   // Streaming: the decoded-term buffers the sink has consumed, reused for later terms. A
-  // term is often a whole block (32 MiB), and a new buffer that size was a fresh mapping,
-  // faulted in page by page for every block.
+  // term is often a whole block (kStreamBlockBytes), and a new buffer that size is a fresh
+  // mapping, faulted in page by page.
   BasicBufferPool<UninitializedBytes> term_buffers_{kStreamWindow + 1};
 
   std::mutex mu_;

@@ -6,6 +6,8 @@
 #include <thread>
 #include <vector>
 
+#include "common/uninitialized_buffer.h"
+
 namespace xet {
 namespace {
 
@@ -65,6 +67,27 @@ TEST(BufferPool, ThreadsShareItSafely) {
   for (auto& th : threads) th.join();
   EXPECT_LE(pool.pooled(), 4u);
   EXPECT_GE(pool.pooled(), 1u);
+}
+
+// UninitializedBytes leaves new bytes alone on resize (not observable without reading
+// indeterminate values); what it must keep: explicit values are still written, existing
+// bytes survive growth, and a pool of them hands back the same storage.
+TEST(UninitializedBytes, KeepsValuesItIsGivenAndWorksInAPool) {
+  UninitializedBytes filled(10, 7);
+  EXPECT_EQ(filled, UninitializedBytes(10, 7));
+  filled.resize(4);
+  filled.resize(1 << 20);  // grows in place or moves: the first 4 bytes stay 7
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(filled[i], 7) << i;
+
+  BasicBufferPool<UninitializedBytes> pool(1);
+  UninitializedBytes b = pool.Take(1 << 20);
+  b.resize(1 << 20);
+  b[0] = 42;
+  const uint8_t* storage = b.data();
+  pool.Give(std::move(b));
+  UninitializedBytes again = pool.Take(1 << 20);
+  EXPECT_EQ(again.data(), storage);
+  EXPECT_TRUE(again.empty());
 }
 
 }  // namespace
