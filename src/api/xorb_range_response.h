@@ -20,9 +20,11 @@
 // Answers whose body is larger than `stream_threshold` are not built in memory, so a
 // 64 MiB xorb costs neither a 64 MiB allocation (faulted in and zero-filled per request)
 // nor that much memory per concurrent download:
-//   - when the source has the object's file, the answer is a RangeBody: the framing text and
-//     the file's ranges, which the server sends with sendfile(2) (no copy through user
-//     space); a file that ends early ends the body early;
+//   - when the source has the chunk data in memory (XorbSource::memory), the answer is a
+//     RangeBody over that memory, which the server writes without a copy;
+//   - else when the source has the object's file, the answer is a RangeBody: the framing
+//     text and the file's ranges, which the server sends with sendfile(2) (no copy through
+//     user space); a file that ends early ends the body early;
 //   - otherwise it is streamed under its exact Content-Length (HttpResponse::stream): the
 //     producer reads `stream_piece` bytes at a time into one reused buffer; a reader
 //     failure in the middle ends the stream early.

@@ -92,18 +92,17 @@ class HttpServerTest : public ::testing::Test {
     f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   }
 
-  // A RangeBody of the fixture's file: `pieces` of text and ranges.
-  std::shared_ptr<const RangeBody> FileBodyOf(std::vector<RangeBody::Piece> pieces) {
+  // A RangeBody of `pieces` of text and ranges over the fixture's bytes: from its file when
+  // `source` is "file", else from a shared buffer holding the same bytes ("memory").
+  std::shared_ptr<const RangeBody> BodyOf(std::string_view source,
+                                          std::vector<RangeBody::Piece> pieces) {
     auto body = std::make_shared<RangeBody>();
-    body->file = UniqueFd(::open(file_path_.c_str(), O_RDONLY | O_CLOEXEC));
-    EXPECT_TRUE(body->file.valid());
-    body->pieces = std::move(pieces);
-    return body;
-  }
-  // A RangeBody of a shared buffer holding the same bytes as the fixture's file.
-  std::shared_ptr<const RangeBody> MemoryBodyOf(std::vector<RangeBody::Piece> pieces) {
-    auto body = std::make_shared<RangeBody>();
-    body->memory = memory_;
+    if (source == "file") {
+      body->file = UniqueFd(::open(file_path_.c_str(), O_RDONLY | O_CLOEXEC));
+      EXPECT_TRUE(body->file.valid());
+    } else {
+      body->memory = memory_;
+    }
     body->pieces = std::move(pieces);
     return body;
   }
@@ -208,47 +207,33 @@ class HttpServerTest : public ::testing::Test {
       };
       return response;
     });
-    // A file body: framing text around two ranges of the fixture's file, the first one all
-    // of it (several sendfile calls), then an empty text and an empty range.
-    add("GET", "/file", [this](const HttpRequest&, const RouteParams&) {
-      HttpResponse response;
-      response.status = 206;
-      response.range_body = FileBodyOf(
-          {{"<head>", 0, kFileBytes}, {"|mid|", 100, 1000}, {"", 0, 0}, {"<end>", 0, 0}});
-      return response;
-    });
-    // A file body whose range runs 10 bytes past the end of the file.
-    add("GET", "/file-short", [this](const HttpRequest&, const RouteParams&) {
-      HttpResponse response;
-      response.range_body = FileBodyOf({{"<head>", kFileBytes - 1000, 1010}, {"<end>", 0, 0}});
-      return response;
-    });
-    // A file body larger than the socket buffers: 12 times the file.
-    add("GET", "/file-big", [this](const HttpRequest&, const RouteParams&) {
-      HttpResponse response;
-      std::vector<RangeBody::Piece> pieces(12, RangeBody::Piece{"", 0, kFileBytes});
-      response.range_body = FileBodyOf(std::move(pieces));
-      return response;
-    });
-    // The same bodies from memory.
-    add("GET", "/memory", [this](const HttpRequest&, const RouteParams&) {
-      HttpResponse response;
-      response.status = 206;
-      response.range_body = MemoryBodyOf(
-          {{"<head>", 0, kFileBytes}, {"|mid|", 100, 1000}, {"", 0, 0}, {"<end>", 0, 0}});
-      return response;
-    });
-    add("GET", "/memory-outside", [this](const HttpRequest&, const RouteParams&) {
-      HttpResponse response;
-      response.range_body = MemoryBodyOf({{"<head>", kFileBytes - 1000, 1010}, {"<end>", 0, 0}});
-      return response;
-    });
-    add("GET", "/memory-big", [this](const HttpRequest&, const RouteParams&) {
-      HttpResponse response;
-      std::vector<RangeBody::Piece> pieces(12, RangeBody::Piece{"", 0, kFileBytes});
-      response.range_body = MemoryBodyOf(std::move(pieces));
-      return response;
-    });
+    // Range bodies over the fixture's bytes, from its file (/file...) and from memory
+    // (/memory...), each as:
+    // - /S: framing text around two ranges, the first one all of it (several sendfile calls
+    //   or writes), then an empty text and an empty range;
+    // - /S-short: a range that runs 10 bytes past the end of the bytes;
+    // - /S-big: larger than the socket buffers, 12 times the bytes.
+    for (const std::string source : {"file", "memory"}) {
+      add("GET", "/" + source, [this, source](const HttpRequest&, const RouteParams&) {
+        HttpResponse response;
+        response.status = 206;
+        response.range_body = BodyOf(
+            source, {{"<head>", 0, kFileBytes}, {"|mid|", 100, 1000}, {"", 0, 0}, {"<end>", 0, 0}});
+        return response;
+      });
+      add("GET", "/" + source + "-short", [this, source](const HttpRequest&, const RouteParams&) {
+        HttpResponse response;
+        response.range_body =
+            BodyOf(source, {{"<head>", kFileBytes - 1000, 1010}, {"<end>", 0, 0}});
+        return response;
+      });
+      add("GET", "/" + source + "-big", [this, source](const HttpRequest&, const RouteParams&) {
+        HttpResponse response;
+        response.range_body =
+            BodyOf(source, std::vector<RangeBody::Piece>(12, RangeBody::Piece{"", 0, kFileBytes}));
+        return response;
+      });
+    }
     // One 24 MiB range of memory: longer to read at a slow pace than the write timeout.
     add("GET", "/memory-slow", [](const HttpRequest&, const RouteParams&) {
       auto body = std::make_shared<RangeBody>();
@@ -706,30 +691,33 @@ std::string ReadUntilClose(TestHttpClient& client) {
   return out;
 }
 
-TEST_F(HttpServerTest, FileBodyIsSentWholeUnderItsLength) {
+TEST_F(HttpServerTest, RangeBodyIsSentWholeUnderItsLength) {
   Start();
-  TestHttpClient client(server_->port());
   const std::string expected =
       "<head>" + FileBytes(0, kFileBytes) + "|mid|" + FileBytes(100, 1000) + "<end>";
-  for (int i = 0; i < 2; ++i) {  // the connection stays usable after a file body
-    ASSERT_TRUE(client.Send(Get("/file", "Accept-Encoding: gzip\r\n")));
-    auto response = client.ReadResponse();
-    ASSERT_TRUE(response) << i;
-    EXPECT_EQ(response->status, 206);
-    EXPECT_FALSE(response->chunked);
-    EXPECT_FALSE(response->Header("Content-Encoding"));
-    EXPECT_EQ(response->Header("Content-Length"), std::to_string(expected.size()));
-    EXPECT_TRUE(response->body == expected)
-        << "body of " << response->body.size() << " bytes differs";
+  for (const std::string path : {"/file", "/memory"}) {
+    SCOPED_TRACE(path);
+    TestHttpClient client(server_->port());
+    for (int i = 0; i < 2; ++i) {  // the connection stays usable after a range body
+      ASSERT_TRUE(client.Send(Get(path, "Accept-Encoding: gzip\r\n")));
+      auto response = client.ReadResponse();
+      ASSERT_TRUE(response) << i;
+      EXPECT_EQ(response->status, 206);
+      EXPECT_FALSE(response->chunked);
+      EXPECT_FALSE(response->Header("Content-Encoding"));
+      EXPECT_EQ(response->Header("Content-Length"), std::to_string(expected.size()));
+      EXPECT_TRUE(response->body == expected)
+          << "body of " << response->body.size() << " bytes differs";
+    }
+    ASSERT_TRUE(client.Send("HEAD " + path + " HTTP/1.1\r\nHost: t\r\n\r\n"));
+    auto head = client.ReadResponse(/*head=*/true);
+    ASSERT_TRUE(head);
+    EXPECT_EQ(head->Header("Content-Length"), std::to_string(expected.size()));
+    ASSERT_TRUE(client.Send(Get("/small")));  // still in step after the HEAD
+    auto next = client.ReadResponse();
+    ASSERT_TRUE(next);
+    EXPECT_EQ(next->body, R"({"small":true})");
   }
-  ASSERT_TRUE(client.Send("HEAD /file HTTP/1.1\r\nHost: t\r\n\r\n"));
-  auto head = client.ReadResponse(/*head=*/true);
-  ASSERT_TRUE(head);
-  EXPECT_EQ(head->Header("Content-Length"), std::to_string(expected.size()));
-  ASSERT_TRUE(client.Send(Get("/small")));  // still in step after the HEAD
-  auto next = client.ReadResponse();
-  ASSERT_TRUE(next);
-  EXPECT_EQ(next->body, R"({"small":true})");
 }
 
 TEST_F(HttpServerTest, FileBodyShorterThanItsRangeIsCutOffAndTheConnectionClosed) {
@@ -755,68 +743,52 @@ TEST_F(HttpServerTest, FileBodyShorterThanItsRangeIsCutOffAndTheConnectionClosed
   EXPECT_TRUE(logged) << "the access log names the short file";
 }
 
-TEST_F(HttpServerTest, FileBodyToAClientThatStopsReadingTimesOut) {
+TEST_F(HttpServerTest, RangeBodyToAClientThatStopsReadingTimesOut) {
   ServerLimits limits;
   limits.write_timeout = milliseconds(300);
   Start(limits);
-  TestHttpClient client(server_->port());
-  ASSERT_TRUE(client.Send(Get("/file-big")));
-  auto head = client.ReadHead();
-  ASSERT_TRUE(head);
-  EXPECT_EQ(head->Header("Content-Length"), std::to_string(12 * kFileBytes));
-  std::this_thread::sleep_for(milliseconds(1500));  // read nothing: the server gives up
-  const std::string got = ReadUntilClose(client);
-  EXPECT_LT(got.size(), 12 * kFileBytes);
-  const std::string file = FileBytes(0, kFileBytes);
-  for (uint64_t at = 0; at < got.size(); at += kFileBytes) {
-    const uint64_t n = std::min<uint64_t>(kFileBytes, got.size() - at);
-    ASSERT_TRUE(got.compare(at, n, file, 0, n) == 0) << "bytes from " << at << " differ";
-  }
-}
-
-TEST_F(HttpServerTest, FileBodyClientDisconnectingMidBodyLeavesTheServerServing) {
-  Start();
-  // Each close with unread data resets the connection, so the server's next sendfile(2)
-  // fails with EPIPE (and raises SIGPIPE, which must not end this process).
-  for (int i = 0; i < 5; ++i) {
+  for (const std::string path : {"/file-big", "/memory-big"}) {
+    SCOPED_TRACE(path);
     TestHttpClient client(server_->port());
-    ASSERT_TRUE(client.Send(Get("/file-big")));
-    ASSERT_TRUE(client.ReadHead());
-    EXPECT_FALSE(client.ReadSome().empty());
-  }  // gone mid-body
-  TestHttpClient other(server_->port());
-  ASSERT_TRUE(other.Send(Get("/file")));
-  auto response = other.ReadResponse();
-  ASSERT_TRUE(response);
-  EXPECT_EQ(response->body.size(), 6 + kFileBytes + 5 + 1000 + 5);
+    ASSERT_TRUE(client.Send(Get(path)));
+    auto head = client.ReadHead();
+    ASSERT_TRUE(head);
+    EXPECT_EQ(head->Header("Content-Length"), std::to_string(12 * kFileBytes));
+    std::this_thread::sleep_for(milliseconds(1500));  // read nothing: the server gives up
+    const std::string got = ReadUntilClose(client);
+    EXPECT_LT(got.size(), 12 * kFileBytes);
+    const std::string file = FileBytes(0, kFileBytes);
+    for (uint64_t at = 0; at < got.size(); at += kFileBytes) {
+      const uint64_t n = std::min<uint64_t>(kFileBytes, got.size() - at);
+      ASSERT_TRUE(got.compare(at, n, file, 0, n) == 0) << "bytes from " << at << " differ";
+    }
+  }
 }
 
-TEST_F(HttpServerTest, MemoryRangeBodyIsSentWholeUnderItsLength) {
+TEST_F(HttpServerTest, RangeBodyClientDisconnectingMidBodyLeavesTheServerServing) {
   Start();
-  TestHttpClient client(server_->port());
-  const std::string expected =
-      "<head>" + FileBytes(0, kFileBytes) + "|mid|" + FileBytes(100, 1000) + "<end>";
-  for (int i = 0; i < 2; ++i) {  // the connection stays usable after a memory body
-    ASSERT_TRUE(client.Send(Get("/memory", "Accept-Encoding: gzip\r\n")));
-    auto response = client.ReadResponse();
-    ASSERT_TRUE(response) << i;
-    EXPECT_EQ(response->status, 206);
-    EXPECT_FALSE(response->chunked);
-    EXPECT_FALSE(response->Header("Content-Encoding"));
-    EXPECT_EQ(response->Header("Content-Length"), std::to_string(expected.size()));
-    EXPECT_TRUE(response->body == expected)
-        << "body of " << response->body.size() << " bytes differs";
+  // Each close with unread data resets the connection, so the server's next sendfile(2) or
+  // write fails with EPIPE (sendfile also raises SIGPIPE, which must not end this process).
+  for (const std::string source : {"/file", "/memory"}) {
+    SCOPED_TRACE(source);
+    for (int i = 0; i < 5; ++i) {
+      TestHttpClient client(server_->port());
+      ASSERT_TRUE(client.Send(Get(source + "-big")));
+      ASSERT_TRUE(client.ReadHead());
+      EXPECT_FALSE(client.ReadSome().empty());
+    }  // gone mid-body
+    TestHttpClient other(server_->port());
+    ASSERT_TRUE(other.Send(Get(source)));
+    auto response = other.ReadResponse();
+    ASSERT_TRUE(response);
+    EXPECT_EQ(response->body.size(), 6 + kFileBytes + 5 + 1000 + 5);
   }
-  ASSERT_TRUE(client.Send("HEAD /memory HTTP/1.1\r\nHost: t\r\n\r\n"));
-  auto head = client.ReadResponse(/*head=*/true);
-  ASSERT_TRUE(head);
-  EXPECT_EQ(head->Header("Content-Length"), std::to_string(expected.size()));
 }
 
 TEST_F(HttpServerTest, MemoryRangeBodyRangeOutsideItsMemoryIsCutOffAndTheConnectionClosed) {
   Start();
   TestHttpClient client(server_->port());
-  ASSERT_TRUE(client.Send(Get("/memory-outside")));
+  ASSERT_TRUE(client.Send(Get("/memory-short")));
   auto head = client.ReadHead();
   ASSERT_TRUE(head);
   EXPECT_EQ(head->Header("Content-Length"), std::to_string(6 + 1010 + 5));
@@ -855,21 +827,6 @@ TEST_F(HttpServerTest, MemoryRangeBodyToASlowButSteadyReaderIsSentWhole) {
   }
   EXPECT_GT(std::chrono::steady_clock::now() - start, limits.write_timeout);
   EXPECT_TRUE(got == FileBytes(0, kSlowBodyBytes)) << "the body differs";
-}
-
-TEST_F(HttpServerTest, MemoryRangeBodyClientDisconnectingMidBodyLeavesTheServerServing) {
-  Start();
-  for (int i = 0; i < 5; ++i) {
-    TestHttpClient client(server_->port());
-    ASSERT_TRUE(client.Send(Get("/memory-big")));
-    ASSERT_TRUE(client.ReadHead());
-    EXPECT_FALSE(client.ReadSome().empty());
-  }  // gone mid-body
-  TestHttpClient other(server_->port());
-  ASSERT_TRUE(other.Send(Get("/memory")));
-  auto response = other.ReadResponse();
-  ASSERT_TRUE(response);
-  EXPECT_EQ(response->body.size(), 6 + kFileBytes + 5 + 1000 + 5);
 }
 
 TEST_F(HttpServerTest, StreamWithContentLengthIsUnframedAndKeepsTheConnection) {

@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,13 @@ class XorbRangeResponseTest : public ::testing::Test {
   }
   std::vector<uint8_t> object;
   int reads = 0;
+
+  // Builds large answers (over a 10-byte stream threshold) from `make_source()` for ranges
+  // of every shape and checks each is a range body holding the same bytes, under the same
+  // headers, as the answer built in memory through the reader. Returns the answers;
+  // `source_reads` counts the reads the sources' readers made while they were built.
+  std::vector<HttpResponse> LargeAnswers(const std::function<XorbSource()>& make_source);
+  int source_reads = 0;
 };
 
 std::string Header(const HttpResponse& r, std::string_view name) {
@@ -205,6 +213,34 @@ std::string Materialize(const RangeBody& body) {
   return out;
 }
 
+std::vector<HttpResponse> XorbRangeResponseTest::LargeAnswers(
+    const std::function<XorbSource()>& make_source) {
+  std::vector<HttpResponse> out;
+  for (const char* range : {"bytes=3-60", "bytes=0-9,20-99", "bytes=50-59,0-4", "bytes=80-"}) {
+    SCOPED_TRACE(range);
+    const HttpResponse whole = Get({{0, 99}}, range);
+    EXPECT_EQ(whole.status, 206);
+    XorbRangeResponseOptions o;
+    o.boundary = "BOUNDARY";
+    o.stream_threshold = 10;
+    std::vector<ByteRange> signed_ranges = {{0, 99}};
+    const int reads_before = reads;
+    HttpResponse r = BuildXorbRangeResponse(kDataLength, signed_ranges, range, make_source(), o);
+    source_reads += reads - reads_before;
+    EXPECT_EQ(r.status, 206);
+    EXPECT_FALSE(r.stream);
+    EXPECT_TRUE(r.range_body);
+    if (r.range_body) {
+      EXPECT_EQ(Header(r, "Content-Type"), Header(whole, "Content-Type"));
+      EXPECT_EQ(Header(r, "Content-Range"), Header(whole, "Content-Range"));
+      EXPECT_EQ(r.range_body->size(), whole.body.size());
+      EXPECT_EQ(Materialize(*r.range_body), whole.body);
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 TEST_F(XorbRangeResponseTest, LargeAnswersFromAFileAreFileBodiesOfTheSameBytes) {
   testing::TempDir dir;
   const std::string path = dir.path() + "/object";
@@ -213,32 +249,18 @@ TEST_F(XorbRangeResponseTest, LargeAnswersFromAFileAreFileBodiesOfTheSameBytes) 
     f.write(reinterpret_cast<const char*>(object.data()),
             static_cast<std::streamsize>(object.size()));
   }
-  for (const char* range : {"bytes=3-60", "bytes=0-9,20-99", "bytes=50-59,0-4", "bytes=80-"}) {
-    SCOPED_TRACE(range);
-    const HttpResponse whole = Get({{0, 99}}, range);
-    ASSERT_EQ(whole.status, 206);
-    XorbRangeResponseOptions o;
-    o.boundary = "BOUNDARY";
-    o.stream_threshold = 10;
-    std::vector<ByteRange> signed_ranges = {{0, 99}};
-    reads = 0;
-    const HttpResponse r = BuildXorbRangeResponse(
-        kDataLength, signed_ranges, range,
-        XorbSource(Reader(), UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC))), o);
-    EXPECT_EQ(r.status, 206);
-    EXPECT_FALSE(r.stream);
+  const auto with_file = [&] {
+    return XorbSource(Reader(), UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC)));
+  };
+  for (const HttpResponse& r : LargeAnswers(with_file)) {
     ASSERT_TRUE(r.range_body);
-    EXPECT_EQ(reads, 0);  // the file is sent as it is, not read through the reader
-    EXPECT_EQ(Header(r, "Content-Type"), Header(whole, "Content-Type"));
-    EXPECT_EQ(Header(r, "Content-Range"), Header(whole, "Content-Range"));
-    EXPECT_EQ(r.range_body->size(), whole.body.size());
-    EXPECT_EQ(Materialize(*r.range_body), whole.body);
+    EXPECT_TRUE(r.range_body->file.valid());
   }
+  EXPECT_EQ(source_reads, 0);  // the file is sent as it is, not read through the reader
   // Small answers are still built in memory, through the reader.
   std::vector<ByteRange> signed_ranges = {{0, 99}};
-  const HttpResponse small = BuildXorbRangeResponse(
-      kDataLength, signed_ranges, "bytes=0-4",
-      XorbSource(Reader(), UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC))));
+  const HttpResponse small =
+      BuildXorbRangeResponse(kDataLength, signed_ranges, "bytes=0-4", with_file());
   EXPECT_FALSE(small.range_body);
   EXPECT_EQ(small.body, Data(0, 4));
 }
@@ -248,25 +270,12 @@ TEST_F(XorbRangeResponseTest, LargeAnswersFromAFileAreFileBodiesOfTheSameBytes) 
 TEST_F(XorbRangeResponseTest, AnswersFromMemoryHoldTheSameBytes) {
   auto chunk_data = std::make_shared<const std::string>(
       reinterpret_cast<const char*>(object.data()), kDataLength);
-  std::vector<ByteRange> signed_ranges = {{0, 99}};
-  for (const char* range : {"bytes=3-60", "bytes=0-9,20-99", "bytes=50-59,0-4", "bytes=80-"}) {
-    SCOPED_TRACE(range);
-    const HttpResponse whole = Get({{0, 99}}, range);
-    ASSERT_EQ(whole.status, 206);
-    XorbRangeResponseOptions o;
-    o.boundary = "BOUNDARY";
-    o.stream_threshold = 10;
-    const HttpResponse r = BuildXorbRangeResponse(kDataLength, signed_ranges, range,
-                                                  XorbSource::FromMemory(chunk_data), o);
-    EXPECT_EQ(r.status, 206);
-    EXPECT_FALSE(r.stream);
+  for (const HttpResponse& r : LargeAnswers([&] { return XorbSource::FromMemory(chunk_data); })) {
     ASSERT_TRUE(r.range_body);
     EXPECT_EQ(r.range_body->memory, chunk_data);  // shared, not copied
     EXPECT_FALSE(r.range_body->file.valid());
-    EXPECT_EQ(Header(r, "Content-Range"), Header(whole, "Content-Range"));
-    EXPECT_EQ(r.range_body->size(), whole.body.size());
-    EXPECT_EQ(Materialize(*r.range_body), whole.body);
   }
+  std::vector<ByteRange> signed_ranges = {{0, 99}};
   const HttpResponse small = BuildXorbRangeResponse(kDataLength, signed_ranges, "bytes=0-4",
                                                     XorbSource::FromMemory(chunk_data));
   EXPECT_FALSE(small.range_body);
