@@ -11,15 +11,26 @@
 //       Downloads the file to PATH (removed first) with the Downloader and prints wall
 //       seconds, MB/s, bytes received / served from the cache, process CPU and peak RSS
 //       (getrusage). Timings are never asserted here.
+//   download_bench_tool transfer --endpoint URL --token T --hash H --size N
+//                                [--concurrency N]
+//       The bytes a download must move and nothing else: one reconstruction of the whole
+//       file, then every fetch range GET on N threads (default 4, as the Downloader), the
+//       bytes counted and dropped (no decoding, hashing or writing). Prints the same
+//       fields as download; its MB/s is the floor a download's transfer sets on this
+//       machine.
 #include <sys/resource.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "client/cas_client.h"
 #include "client/downloader.h"
@@ -70,6 +81,40 @@ T Check(Result<T> r, const char* what) {
   return std::move(*r);
 }
 
+// Transfer mode: GETs every fetch range of `recon` on `threads` threads, dropping the bytes;
+// returns how many arrived.
+uint64_t FetchAllRanges(CasClient& cas, const Reconstruction& recon, size_t threads) {
+  std::vector<std::pair<const FetchEntry*, size_t>> jobs;
+  for (const auto& [xorb, entries] : recon.xorbs) {
+    for (const FetchEntry& e : entries) {
+      for (size_t r = 0; r < e.ranges.size(); ++r) jobs.emplace_back(&e, r);
+    }
+  }
+  std::atomic<size_t> next{0};
+  std::atomic<uint64_t> received{0};
+  std::mutex mu;
+  Status failure;
+  std::vector<std::thread> pool;
+  for (size_t t = 0; t < std::max<size_t>(1, threads); ++t) {
+    pool.emplace_back([&] {
+      for (size_t i = next++; i < jobs.size(); i = next++) {
+        Status st = cas.StreamRange(*jobs[i].first, jobs[i].second,
+                                    [&](std::span<const uint8_t> bytes) -> Status {
+                                      received += bytes.size();
+                                      return Status::Ok();
+                                    });
+        if (!st.ok()) {
+          std::lock_guard lock(mu);
+          if (failure.ok()) failure = st;
+        }
+      }
+    });
+  }
+  for (auto& t : pool) t.join();
+  if (!failure.ok()) throw std::runtime_error("transfer: " + failure.ToString());
+  return received.load();
+}
+
 int Run(const Args& a) {
   HttpClient http;
   auto tokens = MakeStaticTokenSource(XetToken{a.Need("token"), a.Need("endpoint") + "/", 0});
@@ -91,10 +136,30 @@ int Run(const Args& a) {
                             .c_str());
     return 0;
   }
-  if (a.mode != "download") throw std::runtime_error("unknown mode " + a.mode);
+  if (a.mode != "download" && a.mode != "transfer") {
+    throw std::runtime_error("unknown mode " + a.mode);
+  }
   const auto hash = Hash::FromHex(a.Need("hash"));
   if (!hash) throw std::runtime_error("--hash: not a Xet hash");
   const uint64_t size = a.Number("size", 0);
+  if (a.mode == "transfer") {
+    rusage before{};
+    getrusage(RUSAGE_SELF, &before);
+    const Reconstruction recon = Check(cas.GetReconstruction(*hash, std::nullopt), "reconstruct");
+    const uint64_t received = FetchAllRanges(cas, recon, a.Number("concurrency", 4));
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    rusage after{};
+    getrusage(RUSAGE_SELF, &after);
+    std::printf("%s\n", json{{"size", size},
+                             {"seconds", s},
+                             {"mb_per_s", static_cast<double>(size) / s / 1e6},
+                             {"bytes_received", received},
+                             {"cpu_s", CpuSeconds(after) - CpuSeconds(before)},
+                             {"peak_rss_mib", static_cast<double>(after.ru_maxrss) / 1024.0}}
+                            .dump()
+                            .c_str());
+    return 0;
+  }
   const std::string dest = a.Need("dest");
   DownloadOptions o;
   TransferStats stats;
