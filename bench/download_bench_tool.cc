@@ -24,6 +24,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -115,6 +116,25 @@ uint64_t FetchAllRanges(CasClient& cas, const Reconstruction& recon, size_t thre
   return received.load();
 }
 
+// Runs `fetch`, which returns its mode's own fields, and prints them with the fields both
+// fetching modes report: size, wall seconds since `t0`, MB/s, and the CPU and peak RSS of
+// this process.
+void PrintFetch(uint64_t size, std::chrono::steady_clock::time_point t0,
+                const std::function<json()>& fetch) {
+  rusage before{};
+  getrusage(RUSAGE_SELF, &before);
+  json out = fetch();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  rusage after{};
+  getrusage(RUSAGE_SELF, &after);
+  out["size"] = size;
+  out["seconds"] = s;
+  out["mb_per_s"] = static_cast<double>(size) / s / 1e6;
+  out["cpu_s"] = CpuSeconds(after) - CpuSeconds(before);
+  out["peak_rss_mib"] = static_cast<double>(after.ru_maxrss) / 1024.0;
+  std::printf("%s\n", out.dump().c_str());
+}
+
 int Run(const Args& a) {
   HttpClient http;
   auto tokens = MakeStaticTokenSource(XetToken{a.Need("token"), a.Need("endpoint") + "/", 0});
@@ -143,21 +163,10 @@ int Run(const Args& a) {
   if (!hash) throw std::runtime_error("--hash: not a Xet hash");
   const uint64_t size = a.Number("size", 0);
   if (a.mode == "transfer") {
-    rusage before{};
-    getrusage(RUSAGE_SELF, &before);
-    const Reconstruction recon = Check(cas.GetReconstruction(*hash, std::nullopt), "reconstruct");
-    const uint64_t received = FetchAllRanges(cas, recon, a.Number("concurrency", 4));
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    rusage after{};
-    getrusage(RUSAGE_SELF, &after);
-    std::printf("%s\n", json{{"size", size},
-                             {"seconds", s},
-                             {"mb_per_s", static_cast<double>(size) / s / 1e6},
-                             {"bytes_received", received},
-                             {"cpu_s", CpuSeconds(after) - CpuSeconds(before)},
-                             {"peak_rss_mib", static_cast<double>(after.ru_maxrss) / 1024.0}}
-                            .dump()
-                            .c_str());
+    PrintFetch(size, t0, [&] {
+      const Reconstruction recon = Check(cas.GetReconstruction(*hash, std::nullopt), "reconstruct");
+      return json{{"bytes_received", FetchAllRanges(cas, recon, a.Number("concurrency", 4))}};
+    });
     return 0;
   }
   const std::string dest = a.Need("dest");
@@ -170,23 +179,13 @@ int Run(const Args& a) {
   if (a.values.count("cache") != 0) o.chunk_cache_dir = a.values.at("cache");
   std::filesystem::remove(dest);
   Downloader d(cas, o);
-  rusage before{};
-  getrusage(RUSAGE_SELF, &before);
-  Status st = d.DownloadToFile(*hash, size, dest);
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (!st.ok()) throw std::runtime_error("download: " + st.ToString());
-  rusage after{};
-  getrusage(RUSAGE_SELF, &after);
-  std::printf("%s\n", json{{"size", size},
-                           {"seconds", s},
-                           {"mb_per_s", static_cast<double>(size) / s / 1e6},
-                           {"bytes_received", stats.bytes_received.load()},
-                           {"bytes_from_cache", stats.bytes_from_cache.load()},
-                           {"cpu_s", CpuSeconds(after) - CpuSeconds(before)},
-                           {"peak_rss_mib", static_cast<double>(after.ru_maxrss) / 1024.0},
-                           {"cache", a.values.count("cache") != 0}}
-                          .dump()
-                          .c_str());
+  PrintFetch(size, t0, [&] {
+    Status st = d.DownloadToFile(*hash, size, dest);
+    if (!st.ok()) throw std::runtime_error("download: " + st.ToString());
+    return json{{"bytes_received", stats.bytes_received.load()},
+                {"bytes_from_cache", stats.bytes_from_cache.load()},
+                {"cache", a.values.count("cache") != 0}};
+  });
   return 0;
 }
 
