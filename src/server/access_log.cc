@@ -6,6 +6,8 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "common/ascii.h"
+
 namespace xet {
 namespace {
 
@@ -22,7 +24,37 @@ std::string Iso8601Millis(std::chrono::system_clock::time_point time) {
   return buf;
 }
 
+bool IsCredentialName(std::string_view name) {
+  for (std::string_view word : {std::string_view("signature"), std::string_view("token")}) {
+    for (size_t i = 0; i + word.size() <= name.size(); ++i) {
+      if (EqualsIgnoreAsciiCase(name.substr(i, word.size()), word)) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
+
+std::string RedactTarget(std::string_view target) {
+  const size_t question = target.find('?');
+  if (question == std::string_view::npos) return std::string(target);
+  std::string out(target.substr(0, question + 1));
+  std::string_view query = target.substr(question + 1);
+  while (true) {
+    const size_t amp = query.find('&');
+    std::string_view param = query.substr(0, amp);
+    const size_t eq = param.find('=');
+    if (eq != std::string_view::npos && IsCredentialName(param.substr(0, eq))) {
+      out.append(param.substr(0, eq + 1)).append("REDACTED");
+    } else {
+      out.append(param);
+    }
+    if (amp == std::string_view::npos) break;
+    out.push_back('&');
+    query.remove_prefix(amp + 1);
+  }
+  return out;
+}
 
 AccessLogSink StderrAccessLogSink() {
   return [](std::string_view line) {
@@ -41,7 +73,7 @@ std::string FormatAccessLogLine(const AccessLogEntry& entry) {
       {"ts", Iso8601Millis(entry.time)},
       {"remote", std::string(entry.remote)},
       {"method", std::string(entry.method)},
-      {"path", std::string(entry.target)},
+      {"path", RedactTarget(entry.target)},
       {"route", std::string(entry.route)},
       {"status", entry.status},
       {"bytes_in", entry.bytes_in},

@@ -29,9 +29,17 @@ struct AccessLogEntry {
   std::string_view error;  // why the server answered 500 itself (a handler threw), if so
 };
 
+// Query parameters that carry credentials are redacted in `path`: the value of any
+// parameter whose name contains "signature" or "token" (ASCII case-insensitive) is
+// replaced by "REDACTED", so a log reader cannot replay a signed URL.
+//
 // {"ts":"2024-05-01T12:00:00.123Z","remote":"127.0.0.1:5000","method":"GET",
 //  "path":"/healthz","route":"healthz","status":200,"bytes_in":0,"bytes_out":89,
 //  "duration_ms":0.123}  (plus "error":"..." when set)
 std::string FormatAccessLogLine(const AccessLogEntry& entry);
+
+// `target` with the credential-bearing query values redacted (see above); the rest of the
+// target, including its percent-encoding and parameter order, is kept byte for byte.
+std::string RedactTarget(std::string_view target);
 
 }  // namespace xet
