@@ -57,8 +57,11 @@ Result<Scope> WriteScope(const Principal& p) {
 
 Hash TokenSecretHash(std::string_view token) { return Hash::FromArray(Sha256Of(AsBytes(token))); }
 
-TokenService::TokenService(Index& index, std::span<const uint8_t> secret, Clock clock)
-    : index_(index), clock_(clock ? std::move(clock) : Clock(SystemNow)) {
+TokenService::TokenService(Index& index, std::span<const uint8_t> secret, Clock clock,
+                           int64_t revocation_refresh_s)
+    : index_(index),
+      clock_(clock ? std::move(clock) : Clock(SystemNow)),
+      revocations_(index, revocation_refresh_s, clock_) {
   const Hmac256 k = HmacSha256(secret, "xetstore cas-token v1");
   cas_key_.assign(k.begin(), k.end());
 }
@@ -112,6 +115,10 @@ Result<Principal> TokenService::VerifyCasToken(std::string_view token) const {
   if (!perm) return Status::Unauthenticated("malformed token");
   Principal p;
   p.token_id = j["t"].get<std::string>();
+  if (revocations_.IsRevokedOrExpired(p.token_id)) {
+    return Status::Unauthenticated(
+        "token revoked: the user token it was issued for is revoked or expired");
+  }
   p.permission = *perm == Permission::kAdmin ? Permission::kWrite : *perm;
   p.scopes = {j["s"].get<std::string>()};
   return p;

@@ -4,8 +4,10 @@
 // - User tokens, "hf_" + 40 hex digits: created by `xetstore token create` (or the admin
 //   token written at first start), stored in the Index only as their SHA-256, revocable.
 // - CAS tokens, "xet_<payload>.<mac>": short-lived, minted by the token endpoints for one
-//   scope and permission, verified statelessly with an HMAC keyed from the server secret,
-//   so any node sharing the secret accepts them.
+//   scope and permission on behalf of a user token (whose id the payload carries), verified
+//   with an HMAC keyed from the server secret, so any node sharing the secret accepts them.
+//   Revoking (or the expiry of) the user token stops them too, within the revocation
+//   refresh interval: see RevocationList (no Index read per request).
 // A principal sees only what its scopes registered (empty scopes = admin, sees all).
 #pragma once
 
@@ -17,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/revocation_list.h"
 #include "common/result.h"
 #include "store/index.h"
 
@@ -52,7 +55,10 @@ class TokenService {
   using Clock = std::function<int64_t()>;  // unix seconds
 
   // `secret` keys CAS-token signatures (>= 32 bytes). `index` must outlive the service.
-  TokenService(Index& index, std::span<const uint8_t> secret, Clock clock = {});
+  // `revocation_refresh_s`: how stale the list of revoked user tokens that CAS tokens are
+  // checked against may get (see RevocationList).
+  TokenService(Index& index, std::span<const uint8_t> secret, Clock clock = {},
+               int64_t revocation_refresh_s = RevocationList::kDefaultRefreshSeconds);
 
   // Creates and stores a user token. expires_at = 0: never expires.
   Result<NewUserToken> CreateUserToken(std::string name, Permission permission,
@@ -64,7 +70,8 @@ class TokenService {
                            int64_t expires_at) const;
 
   // Resolves an Authorization header value ("Bearer <token>"). Unauthenticated when it is
-  // missing, malformed, unknown, revoked or expired.
+  // missing, malformed, unknown, revoked or expired (a CAS token also when the user token
+  // it was minted for is revoked or expired, as of the revocation list).
   Result<Principal> Authenticate(std::optional<std::string_view> authorization) const;
   // Resolves a bare token string.
   Result<Principal> AuthenticateToken(std::string_view token) const;
@@ -77,6 +84,8 @@ class TokenService {
   Index& index_;
   std::vector<uint8_t> cas_key_;
   Clock clock_;
+  // A cache consulted by the const verification path; thread-safe itself.
+  mutable RevocationList revocations_;
 };
 
 // SHA-256 of a token string, the form the Index stores.

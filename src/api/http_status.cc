@@ -24,6 +24,8 @@ int HttpStatusFor(const Status& status) {
       return 413;
     case Status::Code::kUnimplemented:
       return 501;
+    case Status::Code::kInsufficientStorage:
+      return 507;
     case Status::Code::kIoError:
     case Status::Code::kInternal:
     case Status::Code::kCancelled:  // a handler that gave up: nothing the client did wrong
@@ -34,6 +36,10 @@ int HttpStatusFor(const Status& status) {
 
 HttpResponse ErrorResponse(const Status& status) {
   const int code = HttpStatusFor(status);
+  if (code == 507) return HttpResponse::Error(code, "insufficient storage: " + status.message());
+  if (status.code() == Status::Code::kIoError) {
+    return HttpResponse::Error(code, "storage I/O error on the server; see the server log");
+  }
   if (code >= 500 && code != 501) {
     return HttpResponse::Error(code, "internal error while handling the request; see server log");
   }

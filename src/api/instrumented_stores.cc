@@ -1,13 +1,17 @@
 #include "api/instrumented_stores.h"
 
+#include "api/storage_errors.h"
+
 namespace xet {
 namespace {
 
 // A failure is any status except OK; for the object store, NotFound is an answer, not a
-// failure. Takes the result by value and moves it out: results can be large (a file's
-// terms, a listing page) and must not be copied on their way through.
+// failure. A failure also goes to `reporter`, which logs and counts the disk's failures and
+// may pass on a different status (see StorageErrorReporter::Report). Takes the result by
+// value and moves it out: results can be large (a file's terms, a listing page) and must
+// not be copied on their way through.
 template <typename T>
-T Count(T result, Counter& errors, bool not_found_is_ok = false) {
+T Count(T result, Counter& errors, StorageErrorReporter& reporter, bool not_found_is_ok = false) {
   const Status st = [&] {
     if constexpr (std::is_same_v<T, Status>) {
       return result;
@@ -15,8 +19,9 @@ T Count(T result, Counter& errors, bool not_found_is_ok = false) {
       return result.status();
     }
   }();
-  if (!st.ok() && !(not_found_is_ok && st.code() == Status::Code::kNotFound)) errors.Increment();
-  return result;
+  if (st.ok() || (not_found_is_ok && st.code() == Status::Code::kNotFound)) return result;
+  errors.Increment();
+  return T(reporter.Report(st));
 }
 
 class InstrumentedIndex final : public Index {
@@ -24,86 +29,94 @@ class InstrumentedIndex final : public Index {
   InstrumentedIndex(Index& inner, Metrics& m)
       : inner_(inner),
         errors_(m.GetCounter("xetstore_index_errors_total",
-                             "Index (metadata database) operations that failed.")) {}
+                             "Index (metadata database) operations that failed.")),
+        reporter_(m, StorageArea::kIndex) {}
 
   Result<bool> PutXorb(const XorbRecord& x, const Scope& s) override {
-    return Count(inner_.PutXorb(x, s), errors_);
+    return Count(inner_.PutXorb(x, s), errors_, reporter_);
   }
   Result<std::optional<XorbRecord>> GetXorb(const Hash& h) override {
-    return Count(inner_.GetXorb(h), errors_);
+    return Count(inner_.GetXorb(h), errors_, reporter_);
   }
-  Result<bool> HasXorb(const Hash& h) override { return Count(inner_.HasXorb(h), errors_); }
+  Result<bool> HasXorb(const Hash& h) override {
+    return Count(inner_.HasXorb(h), errors_, reporter_);
+  }
   Result<bool> XorbVisible(const Hash& h, std::span<const Scope> s) override {
-    return Count(inner_.XorbVisible(h, s), errors_);
+    return Count(inner_.XorbVisible(h, s), errors_, reporter_);
   }
   Result<std::vector<bool>> XorbsVisible(std::span<const Hash> h,
                                          std::span<const Scope> s) override {
-    return Count(inner_.XorbsVisible(h, s), errors_);
+    return Count(inner_.XorbsVisible(h, s), errors_, reporter_);
   }
   Result<ShardCommitResult> CommitShard(const ShardCommit& c) override {
-    return Count(inner_.CommitShard(c), errors_);
+    return Count(inner_.CommitShard(c), errors_, reporter_);
   }
   Result<std::optional<FileRecord>> GetFile(const Hash& h) override {
-    return Count(inner_.GetFile(h), errors_);
+    return Count(inner_.GetFile(h), errors_, reporter_);
   }
   Result<bool> FileVisible(const Hash& h, std::span<const Scope> s) override {
-    return Count(inner_.FileVisible(h, s), errors_);
+    return Count(inner_.FileVisible(h, s), errors_, reporter_);
   }
   Result<std::vector<Hash>> FindXorbsWithChunk(const Hash& h, std::span<const Scope> s,
                                                size_t limit) override {
-    return Count(inner_.FindXorbsWithChunk(h, s, limit), errors_);
+    return Count(inner_.FindXorbsWithChunk(h, s, limit), errors_, reporter_);
   }
   Result<BucketRecord> CreateBucket(const std::string& ns, const std::string& name, bool priv,
                                     int64_t now_ms) override {
-    return Count(inner_.CreateBucket(ns, name, priv, now_ms), errors_);
+    return Count(inner_.CreateBucket(ns, name, priv, now_ms), errors_, reporter_);
   }
   Result<std::optional<BucketRecord>> GetBucket(const std::string& ns,
                                                 const std::string& name) override {
-    return Count(inner_.GetBucket(ns, name), errors_);
+    return Count(inner_.GetBucket(ns, name), errors_, reporter_);
   }
   Result<std::vector<BucketRecord>> ListBuckets(const std::string& ns, const std::string& search,
                                                 const std::string& after, size_t limit) override {
-    return Count(inner_.ListBuckets(ns, search, after, limit), errors_);
+    return Count(inner_.ListBuckets(ns, search, after, limit), errors_, reporter_);
   }
   Status DeleteBucket(const std::string& ns, const std::string& name) override {
-    return Count(inner_.DeleteBucket(ns, name), errors_, true);
+    return Count(inner_.DeleteBucket(ns, name), errors_, reporter_, true);
   }
   Status MoveBucket(const std::string& from_ns, const std::string& from_name,
                     const std::string& to_ns, const std::string& to_name, int64_t now_ms) override {
-    return Count(inner_.MoveBucket(from_ns, from_name, to_ns, to_name, now_ms), errors_, true);
+    return Count(inner_.MoveBucket(from_ns, from_name, to_ns, to_name, now_ms), errors_, reporter_,
+                 true);
   }
   Result<BucketBatchResult> ApplyBucketBatch(const std::string& ns, const std::string& name,
                                              const std::vector<BucketOp>& ops,
                                              int64_t now_ms) override {
-    return Count(inner_.ApplyBucketBatch(ns, name, ops, now_ms), errors_, true);
+    return Count(inner_.ApplyBucketBatch(ns, name, ops, now_ms), errors_, reporter_, true);
   }
   Result<std::optional<BucketEntry>> GetBucketEntry(const std::string& ns, const std::string& name,
                                                     const std::string& path) override {
-    return Count(inner_.GetBucketEntry(ns, name, path), errors_, true);
+    return Count(inner_.GetBucketEntry(ns, name, path), errors_, reporter_, true);
   }
   Result<std::vector<BucketEntry>> GetBucketEntries(const std::string& ns, const std::string& name,
                                                     std::span<const std::string> paths) override {
-    return Count(inner_.GetBucketEntries(ns, name, paths), errors_, true);
+    return Count(inner_.GetBucketEntries(ns, name, paths), errors_, reporter_, true);
   }
   Result<BucketTreePage> ListBucketTree(const std::string& ns, const std::string& name,
                                         const std::string& prefix, bool recursive,
                                         const std::string& cursor, size_t limit) override {
-    return Count(inner_.ListBucketTree(ns, name, prefix, recursive, cursor, limit), errors_, true);
+    return Count(inner_.ListBucketTree(ns, name, prefix, recursive, cursor, limit), errors_,
+                 reporter_, true);
   }
-  Status PutToken(const TokenRecord& t) override { return Count(inner_.PutToken(t), errors_); }
+  Status PutToken(const TokenRecord& t) override {
+    return Count(inner_.PutToken(t), errors_, reporter_);
+  }
   Result<std::optional<TokenRecord>> FindTokenBySecretHash(const Hash& h) override {
-    return Count(inner_.FindTokenBySecretHash(h), errors_);
+    return Count(inner_.FindTokenBySecretHash(h), errors_, reporter_);
   }
   Result<std::vector<TokenRecord>> ListTokens() override {
-    return Count(inner_.ListTokens(), errors_);
+    return Count(inner_.ListTokens(), errors_, reporter_);
   }
   Status RevokeToken(const std::string& id) override {
-    return Count(inner_.RevokeToken(id), errors_, true);
+    return Count(inner_.RevokeToken(id), errors_, reporter_, true);
   }
 
  private:
   Index& inner_;
   Counter& errors_;
+  StorageErrorReporter reporter_;
 };
 
 class InstrumentedObjectStore final : public ObjectStore {
@@ -112,30 +125,33 @@ class InstrumentedObjectStore final : public ObjectStore {
       : inner_(inner),
         put_errors_(Errors(m, "put")),
         read_errors_(Errors(m, "read")),
-        delete_errors_(Errors(m, "delete")) {}
+        delete_errors_(Errors(m, "delete")),
+        reporter_(m, StorageArea::kObjects) {}
 
   Result<bool> Put(std::string_view key, std::span<const uint8_t> data) override {
-    return Count(inner_.Put(key, data), put_errors_);
+    return Count(inner_.Put(key, data), put_errors_, reporter_);
   }
   Result<bool> PutParts(std::string_view key,
                         std::span<const std::span<const uint8_t>> parts) override {
-    return Count(inner_.PutParts(key, parts), put_errors_);
+    return Count(inner_.PutParts(key, parts), put_errors_, reporter_);
   }
   Result<uint64_t> Size(std::string_view key) override {
-    return Count(inner_.Size(key), read_errors_, true);
+    return Count(inner_.Size(key), read_errors_, reporter_, true);
   }
   Status ReadRange(std::string_view key, uint64_t offset, std::span<uint8_t> out) override {
-    return Count(inner_.ReadRange(key, offset, out), read_errors_, true);
+    return Count(inner_.ReadRange(key, offset, out), read_errors_, reporter_, true);
   }
   Result<std::vector<uint8_t>> Get(std::string_view key) override {
-    return Count(inner_.Get(key), read_errors_, true);
+    return Count(inner_.Get(key), read_errors_, reporter_, true);
   }
   Result<UniqueFd> OpenFile(std::string_view key) override {
     auto file = inner_.OpenFile(key);
     if (!file.ok() && file.status().code() == Status::Code::kUnimplemented) return file;
-    return Count(std::move(file), read_errors_, true);
+    return Count(std::move(file), read_errors_, reporter_, true);
   }
-  Status Delete(std::string_view key) override { return Count(inner_.Delete(key), delete_errors_); }
+  Status Delete(std::string_view key) override {
+    return Count(inner_.Delete(key), delete_errors_, reporter_);
+  }
 
  private:
   static Counter& Errors(Metrics& m, const char* op) {
@@ -146,6 +162,7 @@ class InstrumentedObjectStore final : public ObjectStore {
   Counter& put_errors_;
   Counter& read_errors_;
   Counter& delete_errors_;
+  StorageErrorReporter reporter_;
 };
 
 }  // namespace

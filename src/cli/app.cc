@@ -46,7 +46,8 @@ int RunApp(int argc, char** argv) {
       "($XETSTORE_ENDPOINT, $HF_ENDPOINT, http://127.0.0.1:8080) with --token\n"
       "($XETSTORE_TOKEN, $HF_TOKEN); the options go before or after the command.\n"
       "Exit codes: 0 ok, 1 failure, 2 bad usage/name/path, 3 unknown bucket or path,\n"
-      "4 no permission (401/403), 5 server unreachable, 6 disk full, 130 interrupted.");
+      "4 no permission (401/403), 5 server unreachable, 6 disk full (local, or the\n"
+      "server's: HTTP 507), 130 interrupted.");
   int exit_code = kExitOk;
   auto remote = std::make_shared<RemoteOptions>();
   AddRemoteOptions(&app, remote.get());

@@ -67,6 +67,12 @@ void AddNodeOptions(CLI::App* cmd, NodeConfig* c, bool server_options) {
       ->envname("XETSTORE_RECENT_XORB_CACHE_MB")
       ->check(CLI::Range(0, 1 << 20))
       ->capture_default_str();
+  cmd->add_option("--revocation-refresh-s", c->revocation_refresh_s,
+                  "Seconds between reloads of the revoked-token list: CAS tokens minted from a "
+                  "revoked or expired user token are refused within this long")
+      ->envname("XETSTORE_REVOCATION_REFRESH_S")
+      ->check(CLI::Range(int64_t{1}, RevocationList::kMaxRefreshSeconds))
+      ->capture_default_str();
   cmd->add_flag("--access-log,!--no-access-log", c->access_log,
                 "Log one JSON line per request to stderr")
       ->envname("XETSTORE_ACCESS_LOG");

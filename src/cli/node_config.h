@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include "api/revocation_list.h"
+
 namespace xet::cli {
 
 struct NodeConfig {
@@ -21,6 +23,9 @@ struct NodeConfig {
   size_t answer_cache_mb = 256;       // whole reconstruction answers of large files kept in memory
   size_t recent_xorb_cache_mb = 256;  // chunk data of recently uploaded xorbs kept in memory
   bool access_log = true;
+  // How stale (seconds) the list of revoked user tokens that CAS tokens are checked against
+  // may get: a revoked token's CAS tokens stop within this long.
+  int64_t revocation_refresh_s = RevocationList::kDefaultRefreshSeconds;
 
   std::string IndexPath() const;
   std::string ObjectsPath() const;

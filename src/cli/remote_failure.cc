@@ -8,7 +8,13 @@
 
 namespace xet::cli {
 
+bool IsServerDiskFull(const Status& status) {
+  return status.code() == Status::Code::kInsufficientStorage &&
+         status.message().ends_with("(HTTP 507)");
+}
+
 bool IsDiskFull(const Status& status) {
+  if (status.code() == Status::Code::kInsufficientStorage) return true;
   if (status.code() != Status::Code::kIoError) return false;
   const std::string& msg = status.message();
   return msg.find(std::strerror(ENOSPC)) != std::string::npos ||
@@ -31,6 +37,8 @@ int ExitCodeFor(const Status& status) {
       return kExitUnavailable;
     case Code::kCancelled:
       return kExitInterrupted;
+    case Code::kInsufficientStorage:
+      return kExitDiskFull;
     case Code::kIoError:
       return IsDiskFull(status) ? kExitDiskFull : kExitFailure;
     default:
@@ -75,13 +83,20 @@ int ReportRemoteFailure(const Status& status, std::string_view endpoint) {
           "damaged";
       break;
     case Code::kIoError:
-      if (IsDiskFull(status)) hint = "free some disk space and run the command again";
+    case Code::kInsufficientStorage:
+      if (IsServerDiskFull(status)) {
+        hint = "the server's disk is full; free space on the server and retry";
+      } else if (IsDiskFull(status)) {
+        hint = "free some disk space and run the command again";
+      }
       break;
     default:
       break;
   }
   if (status.code() == Code::kCancelled) {
     PrintError("interrupted");
+  } else if (IsServerDiskFull(status)) {
+    PrintError("server disk full: " + status.message(), hint);
   } else if (IsDiskFull(status)) {
     PrintError("disk full: " + status.message(), hint);
   } else if (status.code() == Code::kCorruption) {

@@ -14,11 +14,11 @@ namespace xet::cli {
 inline constexpr int kExitNotFound = 3;       // unknown bucket or path
 inline constexpr int kExitPermission = 4;     // no or bad token (401), insufficient scope (403)
 inline constexpr int kExitUnavailable = 5;    // server unreachable or failing, after retries
-inline constexpr int kExitDiskFull = 6;       // no space left on the local disk
+inline constexpr int kExitDiskFull = 6;       // no space left on the local or the server's disk
 inline constexpr int kExitInterrupted = 130;  // SIGINT/SIGTERM (128 + SIGINT, as shells do)
 
-// The exit code for a failed `status` (by its code; an I/O error caused by a full disk
-// is kExitDiskFull).
+// The exit code for a failed `status` (by its code; InsufficientStorage, local or the
+// server's 507, and an I/O error caused by a full disk are kExitDiskFull).
 int ExitCodeFor(const Status& status);
 
 // Prints `status` as a one-line error with a hint fitting its class (`endpoint` is named
@@ -29,8 +29,12 @@ int ReportRemoteFailure(const Status& status, std::string_view endpoint);
 // without the server hints; returns ExitCodeFor(status).
 int ReportLocalFailure(const Status& status);
 
-// True when `status` is an I/O error caused by a full disk or exhausted quota (its message
-// ends in the system's text for ENOSPC or EDQUOT).
+// True when `status` says a disk or quota is full: InsufficientStorage, or an I/O error
+// whose message holds the system's text for ENOSPC or EDQUOT.
 bool IsDiskFull(const Status& status);
+
+// True when `status` is the server's answer that its own disk is full (HTTP 507, which
+// StatusFromResponse turns into InsufficientStorage with a message ending "(HTTP 507)").
+bool IsServerDiskFull(const Status& status);
 
 }  // namespace xet::cli

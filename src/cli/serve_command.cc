@@ -113,7 +113,7 @@ int RunServe(const NodeConfig& config) {
   ShutdownSignals signals;  // before any thread starts
   auto node = OpenNode(config, true);
   if (!node.ok()) return ReportFailure(node.status());
-  TokenService tokens(*node->index, AsBytes(node->secret));
+  TokenService tokens(*node->index, AsBytes(node->secret), {}, config.revocation_refresh_s);
   if (Status st = EnsureAdminToken(config, tokens, *node->index); !st.ok()) {
     return ReportFailure(st);
   }

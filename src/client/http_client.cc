@@ -444,6 +444,8 @@ Status StatusFromResponse(const ClientResponse& response, std::string_view what)
       return Status::Unavailable(msg);
     case 501:
       return Status::Unimplemented(msg);
+    case 507:
+      return Status::InsufficientStorage(msg);
     default:
       break;
   }

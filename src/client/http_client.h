@@ -100,7 +100,8 @@ class HttpClient {
 // of a non-JSON body; at most 300 bytes, control characters replaced): 400 and other 4xx →
 // InvalidArgument, 401 → Unauthenticated, 403 → PermissionDenied, 404 → NotFound, 409 →
 // AlreadyExists, 413 → ResourceExhausted, 416 → OutOfRange, 408/429/502/503/504 →
-// Unavailable, 501 → Unimplemented, other 5xx → Internal, anything else non-2xx →
+// Unavailable, 501 → Unimplemented, 507 → InsufficientStorage (the server's disk is full),
+// other 5xx → Internal, anything else non-2xx →
 // Internal. A 2xx answer maps to OK. `what` prefixes the message ("create bucket ns/b"),
 // which ends with "(HTTP <status>)".
 Status StatusFromResponse(const ClientResponse& response, std::string_view what);

@@ -5,17 +5,15 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <filesystem>
 
+#include "common/errno_status.h"
 #include "common/unique_fd.h"
 
 namespace xet {
 namespace {
 
-Status Errno(const std::string& what) {
-  return Status::IoError(what + ": " + std::strerror(errno));
-}
+Status Errno(const std::string& what) { return StatusFromErrno(what, errno); }
 
 }  // namespace
 

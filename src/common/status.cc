@@ -32,6 +32,8 @@ const char* CodeName(Status::Code code) {
       return "Unavailable";
     case Status::Code::kCancelled:
       return "Cancelled";
+    case Status::Code::kInsufficientStorage:
+      return "InsufficientStorage";
   }
   return "Unknown";
 }

@@ -24,11 +24,13 @@ class Status {
     kResourceExhausted,  // a size limit was exceeded
     kUnimplemented,
     kInternal,
-    kUnauthenticated,   // no or bad credentials
-    kPermissionDenied,  // valid credentials, insufficient scope
-    kAlreadyExists,     // a create found the name taken
-    kUnavailable,       // a peer could not be reached or is overloaded (retryable)
-    kCancelled,         // the caller (or a callback it supplied) stopped the operation
+    kUnauthenticated,      // no or bad credentials
+    kPermissionDenied,     // valid credentials, insufficient scope
+    kAlreadyExists,        // a create found the name taken
+    kUnavailable,          // a peer could not be reached or is overloaded (retryable)
+    kCancelled,            // the caller (or a callback it supplied) stopped the operation
+    kInsufficientStorage,  // a disk or quota is full (ENOSPC, EDQUOT, a full database):
+                           // nothing was stored; retry once space is freed
   };
 
   Status() = default;  // OK
@@ -47,6 +49,9 @@ class Status {
   static Status AlreadyExists(std::string_view msg) { return {Code::kAlreadyExists, msg}; }
   static Status Unavailable(std::string_view msg) { return {Code::kUnavailable, msg}; }
   static Status Cancelled(std::string_view msg) { return {Code::kCancelled, msg}; }
+  static Status InsufficientStorage(std::string_view msg) {
+    return {Code::kInsufficientStorage, msg};
+  }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }

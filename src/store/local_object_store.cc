@@ -12,6 +12,7 @@
 #include <random>
 #include <system_error>
 
+#include "common/errno_status.h"
 #include "common/huge_pages.h"
 #include "common/unique_fd.h"
 
@@ -22,9 +23,9 @@ constexpr std::string_view kTempPrefix = ".tmp-";
 
 Status ErrnoStatus(std::string_view op, std::string_view what, int err) {
   std::string msg;
-  msg.append(op).append(" ").append(what).append(": ").append(std::strerror(err));
-  if (err == ENOENT) return Status::NotFound(msg);
-  return Status::IoError(msg);
+  msg.append(op).append(" ").append(what);
+  if (err == ENOENT) return Status::NotFound(msg + ": " + std::strerror(err));
+  return StatusFromErrno(msg, err);
 }
 
 // The directory part of a key ("" for a top-level key) and its last segment.
@@ -204,7 +205,7 @@ Result<std::unique_ptr<LocalObjectStore>> LocalObjectStore::Open(const std::stri
   while (clean.size() > 1 && clean.back() == '/') clean.pop_back();
   std::error_code ec;
   std::filesystem::create_directories(clean, ec);
-  if (ec) return Status::IoError("create object store root " + clean + ": " + ec.message());
+  if (ec) return StatusFromErrno("create object store root " + clean, ec.value());
   if (!std::filesystem::is_directory(clean, ec)) {
     return Status::InvalidArgument("object store root " + clean + " is not a directory");
   }

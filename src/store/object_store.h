@@ -6,6 +6,9 @@
 // - A finished object is never overwritten: Put on an existing key leaves it untouched and
 //   reports that it existed (content addressing makes the bytes identical anyway).
 // - Put returns only after the object is durable (local: file and directory fsynced).
+// - A Put that fails leaves nothing behind (no temporary file, no partial object). A full
+//   disk or quota fails it with InsufficientStorage, other storage failures with IoError;
+//   once space is freed the same Put succeeds.
 // - Thread-safe: any number of threads may call any method concurrently.
 // Keys are relative paths of [0-9a-z_./-] characters without ".." segments, e.g.
 // "xorbs/ab/<hash hex>" (see XorbKey/ShardKey); others are rejected with InvalidArgument.

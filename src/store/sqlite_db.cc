@@ -4,6 +4,8 @@
 
 #include <climits>
 
+#include "common/errno_status.h"
+
 namespace xet {
 
 Status SqliteStatus(int rc, std::string_view context, sqlite3* db) {
@@ -19,8 +21,15 @@ Status SqliteStatus(int rc, std::string_view context, sqlite3* db) {
     case SQLITE_CORRUPT:
     case SQLITE_NOTADB:
       return Status::Corruption(msg);
-    case SQLITE_IOERR:
     case SQLITE_FULL:
+      return Status::InsufficientStorage(msg);
+    case SQLITE_IOERR:
+      // The unix VFS reports a short write on a full disk as SQLITE_FULL, but an fsync,
+      // truncate or shared-memory extension that hits ENOSPC as SQLITE_IOERR_*.
+      if (db != nullptr && IsNoSpaceErrno(sqlite3_system_errno(db))) {
+        return Status::InsufficientStorage(msg);
+      }
+      return Status::IoError(msg);
     case SQLITE_CANTOPEN:
     case SQLITE_READONLY:
     case SQLITE_PERM:

@@ -23,7 +23,9 @@ struct sqlite3_stmt;
 namespace xet {
 
 // Maps a SQLite result code to a Status: constraint violations -> InvalidArgument,
-// corruption -> Corruption, I/O and space errors -> IoError, the rest -> Internal.
+// corruption -> Corruption, a full database or disk (SQLITE_FULL, or an SQLITE_IOERR_*
+// whose system errno is ENOSPC/EDQUOT) -> InsufficientStorage, other I/O errors -> IoError,
+// the rest -> Internal. `db` (may be null) supplies the message and the system errno.
 Status SqliteStatus(int rc, std::string_view context, sqlite3* db);
 
 class SqliteStatement {

@@ -1,0 +1,49 @@
+// StorageErrorReporter: how the server reports a failing data disk. Every failure of a
+// store that is the disk's doing (no space, an I/O error) is counted in
+// xetstore_storage_errors_total{cause="no_space"|"io_error", store="objects"|"index"} and
+// logged, at most one line per cause and store per interval with the number held back,
+// so a burst of failing uploads on a full disk logs one line, not thousands.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string_view>
+
+#include "common/status.h"
+#include "server/log_throttle.h"
+#include "server/metrics.h"
+
+namespace xet {
+
+// Which store of the data directory a failure came from.
+enum class StorageArea { kObjects, kIndex };
+
+class StorageErrorReporter {
+ public:
+  using Sink = std::function<void(std::string_view line)>;
+  static constexpr std::chrono::seconds kDefaultLogInterval{10};
+
+  // `metrics` must outlive the reporter. `sink` receives each log line (default: stderr,
+  // one write per line); `clock` and `interval` pace the log (tests inject them).
+  StorageErrorReporter(Metrics& metrics, StorageArea area, Sink sink = {},
+                       LogThrottle::Clock clock = {},
+                       std::chrono::steady_clock::duration interval = kDefaultLogInterval);
+
+  // Reports `status`, a failed operation of this reporter's store, and returns the status
+  // to pass on. InsufficientStorage and IoError are counted and logged (with the full
+  // message); an InsufficientStorage is passed on with a message naming only the cause and
+  // the store ("no space left on the data disk (objects)"), which the HTTP answer shows,
+  // an IoError unchanged (its answer is a generic 500). Every other status (NotFound,
+  // InvalidArgument, ...) is the caller's business: neither counted nor logged, returned
+  // as is.
+  Status Report(const Status& status);
+
+ private:
+  Counter& no_space_;
+  Counter& io_error_;
+  const std::string_view store_;  // "objects" or "index"
+  const Sink sink_;
+  LogThrottle throttle_;
+};
+
+}  // namespace xet
