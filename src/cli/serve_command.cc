@@ -29,6 +29,7 @@ namespace xet::cli {
 namespace {
 
 constexpr size_t kSecretBytes = 32;
+constexpr size_t kMmapThresholdBytes = 4 << 20;
 
 // The state of one node: its stores and its signing secret.
 struct Node {
@@ -114,6 +115,10 @@ Result<ServerOptions> ServerOptionsFrom(const NodeConfig& config) {
 
 int RunServe(const NodeConfig& config) {
   ShutdownSignals signals;  // before any thread starts
+  // Large buffers (request bodies as they grow, answers) come from their own mappings and go
+  // back to the system when freed: measured with a 400 MB upload, RSS after it stays at
+  // ~20 MiB instead of ~145 MiB, and its peak halves (docs/SERVER.md "Memory").
+  FixMmapThreshold(kMmapThresholdBytes);
   if (auto files = RaiseOpenFileLimit(); !files.ok()) {
     std::fprintf(stderr, "xetstore: warning: %s\n", files.status().ToString().c_str());
   }

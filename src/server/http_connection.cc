@@ -627,7 +627,8 @@ void HttpConnection::GrowBody(size_t size) {
     bigger.reserve(size);
     AdviseHugePages(bigger.data(), bigger.capacity());
     bigger.append(body_.data(), body_received_);
-    if (body_.capacity() >= kPooledBodyBytes) shared_.body_buffers.Give(std::move(body_));
+    // The smaller buffer is freed, not pooled: the pool keeps whole bodies' buffers, which
+    // fit the next large body without growing.
     body_ = std::move(bigger);
   }
   body_.resize(size);
