@@ -206,7 +206,10 @@ ServerShared::ServerShared(ServerOptions opts, Router r, std::shared_ptr<Metrics
       workers(static_cast<size_t>(std::max(1, options.worker_threads))) {}
 
 Admission ServerShared::Admit(const std::string& address) {
-  std::shared_ptr<HttpConnection> shed;  // released after the lock: it may be the last owner
+  // Connections looked at are released only after the lock: a reference taken here may be
+  // the last one, and the destructor takes the lock (ReleaseSlot, Unregister).
+  std::vector<std::shared_ptr<HttpConnection>> looked_at;
+  std::shared_ptr<HttpConnection> shed;
   std::lock_guard lock(mu);
   const ServerLimits& limits = options.limits;
   size_t& from_address = per_address[address];
@@ -217,9 +220,13 @@ Admission ServerShared::Admit(const std::string& address) {
   }
   if (active.load() >= limits.max_connections) {
     for (auto& [id, weak] : connections) {  // oldest first
-      shed = weak.lock();
-      if (shed && shed->TryShed()) break;
-      shed.reset();
+      std::shared_ptr<HttpConnection> candidate = weak.lock();
+      if (!candidate) continue;
+      if (candidate->TryShed()) {
+        shed = std::move(candidate);
+        break;
+      }
+      looked_at.push_back(std::move(candidate));
     }
     if (!shed) {
       if (from_address == 0) per_address.erase(address);
