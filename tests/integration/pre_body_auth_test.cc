@@ -64,6 +64,19 @@ TEST_F(CasServerPreBodyAuthTest, CasUploadsNeedAWriteTokenBeforeTheirBody) {
     EXPECT_EQ(FirstAnswer(path, length, writer_), "100");
     EXPECT_EQ(FirstAnswer(path, length, admin_), "100");
   }
+  // Malformed and hostile Authorization values are 401 before the body, too.
+  for (const std::string& value :
+       {std::string("Basic dXNlcjpwYXNz"), std::string("Bearer"), std::string("Bearer "),
+        std::string("Bearer xet_") + std::string(8000, 'A') + ".x",
+        std::string("Bearer hf_") + std::string(40, 'g'), std::string("bearer\t\t")}) {
+    SCOPED_TRACE(value.substr(0, 40));
+    TestHttpClient client(port_);
+    ASSERT_TRUE(
+        client.Send("POST /v1/shards HTTP/1.1\r\nHost: t\r\nContent-Length: 1000000\r\n"
+                    "Expect: 100-continue\r\nAuthorization: " +
+                    value + "\r\n\r\n"));
+    EXPECT_EQ(client.ReadSome().substr(0, 12), "HTTP/1.1 401");
+  }
   EXPECT_EQ(FirstAnswer("/v1/reconstructions", 500'000, ""), "401");
   EXPECT_EQ(FirstAnswer("/v1/reconstructions", 500'000, reader_), "100");
 }

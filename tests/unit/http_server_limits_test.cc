@@ -352,6 +352,32 @@ TEST_F(HttpServerLimitsTest, BodyOverTheBudgetIs503WithRetryAfterBeforeItsBody) 
   ExpectCheckedBody(d, 1 << 20);  // the whole budget
 }
 
+TEST_F(HttpServerLimitsTest, AbandonedOrMalformedBodiesGiveTheirReservationBack) {
+  ServerLimits limits;
+  limits.max_body_bytes_in_flight = 4 << 20;
+  Start(limits);
+  {
+    TestHttpClient gone(server_->port());  // leaves mid-body
+    ASSERT_TRUE(gone.Send(Post("/check", 3 << 20) + PatternBytes(100'000)));
+    for (int i = 0; i < 100 && Gauge("xetstore_http_body_bytes_reserved") == 0; ++i) {
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+    EXPECT_EQ(Gauge("xetstore_http_body_bytes_reserved"), 3 << 20);
+  }
+  TestHttpClient bad_chunk(server_->port());  // a chunk size that is not hex
+  ASSERT_TRUE(bad_chunk.Send(
+      "POST /check HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nzz\r\n"));
+  auto response = bad_chunk.ReadResponse();
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->status, 400);
+  for (int i = 0; i < 200 && Gauge("xetstore_http_body_bytes_reserved") != 0; ++i) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  EXPECT_EQ(Gauge("xetstore_http_body_bytes_reserved"), 0);
+  TestHttpClient next(server_->port());  // the whole budget is usable again
+  ExpectCheckedBody(next, 4 << 20);
+}
+
 TEST_F(HttpServerLimitsTest, ChunkedBodyGrowingPastTheBudgetIs503) {
   ServerLimits limits;
   limits.max_body_bytes_in_flight = 1 << 20;
