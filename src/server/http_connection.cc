@@ -81,6 +81,13 @@ HttpResponse RunHandler(const HttpHandler& handler, const HttpRequest& request,
   return HttpResponse::Error(500, "internal server error");
 }
 
+// The answer to a body that does not fit ServerLimits::max_body_bytes_in_flight.
+HttpResponse OverBudgetResponse() {
+  HttpResponse busy = HttpResponse::Error(503, "too many request bodies in flight; retry later");
+  busy.headers.Set("Retry-After", "1");
+  return busy;
+}
+
 struct ResponseContext {
   unsigned version = 11;
   bool head = false;
@@ -582,9 +589,7 @@ void HttpConnection::AdmitBody() {
       shared_.body_budget.Reserve(declared ? *parser_->content_length() : 0);
   if (!reservation) {
     shared_.budget_refusals.Increment();
-    HttpResponse busy = HttpResponse::Error(503, "too many request bodies in flight; retry later");
-    busy.headers.Set("Retry-After", "1");
-    return Respond(std::move(busy), false);
+    return Respond(OverBudgetResponse(), false);
   }
   reservation_ = std::move(*reservation);
 
@@ -654,9 +659,7 @@ void HttpConnection::OnBody(beast::error_code ec, size_t bytes) {
   if (!reservation_.GrowTo(parser_->get().body().capacity())) {
     DisarmTimer();
     shared_.budget_refusals.Increment();
-    HttpResponse busy = HttpResponse::Error(503, "too many request bodies in flight; retry later");
-    busy.headers.Set("Retry-After", "1");
-    return Respond(std::move(busy), false);
+    return Respond(OverBudgetResponse(), false);
   }
   if (!parser_->is_done()) return ReadBody();
   DisarmTimer();
