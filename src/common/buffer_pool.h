@@ -47,7 +47,7 @@ class BasicBufferPool {
   }
 
   // A pooled buffer (empty, with whatever capacity it had) if there is one, else an empty
-  // buffer with no capacity: never allocates.
+  // default-constructed buffer: never allocates.
   Buffer TakePooled() {
     std::lock_guard lock(mu_);
     if (free_.empty()) return Buffer();
