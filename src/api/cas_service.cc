@@ -137,6 +137,19 @@ Result<Principal> CasService::Authorize(const HttpRequest& req, Permission neede
   return p;
 }
 
+std::optional<HttpResponse> CasService::CheckUploader(const HttpRequest& head, const RouteParams&) {
+  auto principal = Authorize(head, Permission::kWrite);
+  if (!principal.ok()) return ErrorResponse(principal.status());
+  if (auto scope = WriteScope(*principal); !scope.ok()) return ErrorResponse(scope.status());
+  return std::nullopt;
+}
+
+std::optional<HttpResponse> CasService::CheckReader(const HttpRequest& head, const RouteParams&) {
+  auto principal = Authorize(head, Permission::kRead);
+  if (!principal.ok()) return ErrorResponse(principal.status());
+  return std::nullopt;
+}
+
 HttpResponse CasService::UploadXorb(const HttpRequest& req, const RouteParams& params) {
   auto principal = Authorize(req, Permission::kWrite);
   if (!principal.ok()) return ErrorResponse(principal.status());

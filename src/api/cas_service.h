@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "api/answer_cache.h"
@@ -61,6 +62,12 @@ class CasService {
   HttpResponse BatchReconstruction(const HttpRequest& req, const RouteParams& params);
   HttpResponse GetTransfer(const HttpRequest& req, const RouteParams& params);
   HttpResponse GetFileChunkHashes(const HttpRequest& req, const RouteParams& params);
+
+  // Pre-body checks (RouteOptions::pre_body): the request's bearer token must be valid (401)
+  // and carry write, for uploads also a single write scope (403), or read permission. They
+  // see no body; the handlers still make every check.
+  std::optional<HttpResponse> CheckUploader(const HttpRequest& head, const RouteParams& params);
+  std::optional<HttpResponse> CheckReader(const HttpRequest& head, const RouteParams& params);
 
  private:
   Result<Principal> Authorize(const HttpRequest& req, Permission needed) const;

@@ -111,6 +111,38 @@ Result<BucketRecord> HubService::WritableBucket(const BucketCaller& caller,
   return std::move(*bucket);
 }
 
+std::optional<HttpResponse> HubService::CheckBucketWriter(const HttpRequest& head,
+                                                          const RouteParams& params) {
+  auto caller = IdentifyBucketCaller(tokens_, head);
+  if (!caller.ok()) return ErrorResponse(caller.status());
+  const std::string& ns = params.at("ns");
+  const std::string& name = params.at("name");
+  if (Status st = ValidateNames(ns, name); !st.ok()) return ErrorResponse(st);
+  if (Status st = CheckBucketWrite(*caller, ns + "/" + name); !st.ok()) return ErrorResponse(st);
+  return std::nullopt;
+}
+
+std::optional<HttpResponse> HubService::CheckWriter(const HttpRequest& head, const RouteParams&) {
+  auto caller = IdentifyBucketCaller(tokens_, head);
+  if (!caller.ok()) return ErrorResponse(caller.status());
+  if (caller->anonymous()) {
+    return ErrorResponse(Status::Unauthenticated("this request needs a token with write access"));
+  }
+  if (Status st = RequirePermission(*caller->principal, Permission::kWrite); !st.ok()) {
+    return ErrorResponse(st);
+  }
+  return std::nullopt;
+}
+
+std::optional<HttpResponse> HubService::CheckBucketReader(const HttpRequest& head,
+                                                          const RouteParams& params) {
+  auto caller = IdentifyBucketCaller(tokens_, head);
+  if (!caller.ok()) return ErrorResponse(caller.status());
+  auto bucket = ReadableBucket(*caller, params);
+  if (!bucket.ok()) return BucketErrorResponse(bucket.status());
+  return std::nullopt;
+}
+
 HttpResponse HubService::CreateBucket(const HttpRequest& req, const RouteParams& params) {
   auto caller = IdentifyBucketCaller(tokens_, req);
   if (!caller.ok()) return ErrorResponse(caller.status());

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "api/auth.h"
@@ -64,6 +65,16 @@ class HubService {
   HttpResponse PathsInfo(const HttpRequest& req, const RouteParams& params);
   // GET|HEAD /buckets/{ns}/{name}/resolve/{*path}
   HttpResponse Resolve(const HttpRequest& req, const RouteParams& params);
+
+  // Pre-body checks (RouteOptions::pre_body), answering as the handlers would before they
+  // read the body: CheckBucketWriter (create, batch) needs a valid token allowed to write
+  // the bucket named by "ns"/"name" (401/403; 400 for a malformed name); CheckWriter
+  // (move, whose buckets are in the body) a valid token with write permission;
+  // CheckBucketReader (paths-info) a caller who may read the bucket (401/404). The handlers
+  // still make every check.
+  std::optional<HttpResponse> CheckBucketWriter(const HttpRequest& head, const RouteParams& params);
+  std::optional<HttpResponse> CheckWriter(const HttpRequest& head, const RouteParams& params);
+  std::optional<HttpResponse> CheckBucketReader(const HttpRequest& head, const RouteParams& params);
 
  private:
   // The bucket named by params "ns" and "name" if `caller` may read it; InvalidArgument for

@@ -55,6 +55,18 @@ void AddNodeOptions(CLI::App* cmd, NodeConfig* c, bool server_options) {
       ->envname("XETSTORE_MAX_CONNECTIONS")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
+  cmd->add_option("--max-connections-per-address", c->max_connections_per_address,
+                  "Open connections accepted at once from one client IP address (503 beyond); "
+                  "0 turns the limit off")
+      ->envname("XETSTORE_MAX_CONNECTIONS_PER_ADDRESS")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  cmd->add_option("--body-budget-mb", c->body_budget_mb,
+                  "Memory (MiB) request bodies in flight may hold at once; a body that does not "
+                  "fit is answered 503 with Retry-After before it is read; 0 turns it off")
+      ->envname("XETSTORE_BODY_BUDGET_MB")
+      ->check(CLI::Range(0, 1 << 24))
+      ->capture_default_str();
   cmd->add_option("--answer-cache-mb", c->answer_cache_mb,
                   "Memory (MiB) for whole reconstruction answers of large files, reused while "
                   "their signed URLs have 3/4 of their lifetime left; 0 turns it off")

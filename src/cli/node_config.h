@@ -20,6 +20,8 @@ struct NodeConfig {
   std::string secret_file;  // default: <data_dir>/secret
   int workers = 16;
   size_t max_connections = 1024;
+  size_t max_connections_per_address = 512;  // 0: no per-address limit
+  size_t body_budget_mb = 1024;              // request bodies in flight at once; 0: no limit
   size_t answer_cache_mb = 256;       // whole reconstruction answers of large files kept in memory
   size_t recent_xorb_cache_mb = 256;  // chunk data of recently uploaded xorbs kept in memory
   bool access_log = true;

@@ -36,6 +36,7 @@ class BasicBufferPool {
       if (!free_.empty()) {
         buffer = std::move(free_.back());
         free_.pop_back();
+        pooled_bytes_ -= buffer.capacity();
       }
     }
     if (buffer.capacity() < capacity) {
@@ -45,24 +46,54 @@ class BasicBufferPool {
     return buffer;
   }
 
+  // A pooled buffer (empty, with whatever capacity it had) if there is one, else an empty
+  // default-constructed buffer: never allocates.
+  Buffer TakePooled() {
+    std::lock_guard lock(mu_);
+    if (free_.empty()) return Buffer();
+    Buffer buffer = std::move(free_.back());
+    free_.pop_back();
+    pooled_bytes_ -= buffer.capacity();
+    return buffer;
+  }
+
   // Returns `buffer` to the pool (its contents are discarded). Buffers without capacity are
   // ignored.
   void Give(Buffer buffer) {
     if (buffer.capacity() == 0) return;
     buffer.clear();
     std::lock_guard lock(mu_);
-    if (free_.size() < max_buffers_) free_.push_back(std::move(buffer));
+    if (free_.size() < max_buffers_) {
+      pooled_bytes_ += buffer.capacity();
+      free_.push_back(std::move(buffer));
+    }
+  }
+
+  // Frees every pooled buffer.
+  void Clear() {
+    std::vector<Buffer> freed;
+    {
+      std::lock_guard lock(mu_);
+      freed.swap(free_);
+      pooled_bytes_ = 0;
+    }
   }
 
   size_t pooled() const {
     std::lock_guard lock(mu_);
     return free_.size();
   }
+  // The capacity of the pooled buffers, in bytes.
+  size_t pooled_bytes() const {
+    std::lock_guard lock(mu_);
+    return pooled_bytes_;
+  }
 
  private:
   const size_t max_buffers_;
   mutable std::mutex mu_;
   std::vector<Buffer> free_;
+  size_t pooled_bytes_ = 0;
 };
 
 using BufferPool = BasicBufferPool<std::vector<uint8_t>>;

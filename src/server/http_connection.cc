@@ -81,6 +81,13 @@ HttpResponse RunHandler(const HttpHandler& handler, const HttpRequest& request,
   return HttpResponse::Error(500, "internal server error");
 }
 
+// The answer to a body that does not fit ServerLimits::max_body_bytes_in_flight.
+HttpResponse OverBudgetResponse() {
+  HttpResponse busy = HttpResponse::Error(503, "too many request bodies in flight; retry later");
+  busy.headers.Set("Retry-After", "1");
+  return busy;
+}
+
 struct ResponseContext {
   unsigned version = 11;
   bool head = false;
@@ -187,10 +194,70 @@ ServerShared::ServerShared(ServerOptions opts, Router r, std::shared_ptr<Metrics
       metrics(std::move(m)),
       open_connections(
           metrics->GetGauge("xetstore_http_open_connections", "HTTP connections currently open.")),
-      rejected_connections(
-          metrics->GetCounter("xetstore_http_rejected_connections_total",
-                              "Connections answered 503 because max_connections was reached.")),
+      rejected_connections(metrics->GetCounter(
+          "xetstore_http_rejected_connections_total",
+          "Connections answered 503: max_connections reached with every connection "
+          "mid-request, or max_connections_per_address reached.")),
+      shed_connections(metrics->GetCounter(
+          "xetstore_http_shed_connections_total",
+          "Connections with no request in progress closed to admit a new one at "
+          "max_connections.")),
+      budget_refusals(metrics->GetCounter(
+          "xetstore_http_body_budget_refusals_total",
+          "Requests answered 503 because their body did not fit max_body_bytes_in_flight.")),
+      body_pool_bytes(metrics->GetGauge("xetstore_http_body_pool_bytes",
+                                        "Capacity of the idle pooled request-body buffers.")),
+      body_budget(options.limits.max_body_bytes_in_flight,
+                  &metrics->GetGauge("xetstore_http_body_bytes_reserved",
+                                     "Request-body bytes reserved by requests in flight.")),
       workers(static_cast<size_t>(std::max(1, options.worker_threads))) {}
+
+Admission ServerShared::Admit(const std::string& address) {
+  // Connections looked at are released only after the lock: a reference taken here may be
+  // the last one, and the destructor takes the lock (ReleaseSlot, Unregister).
+  std::vector<std::shared_ptr<HttpConnection>> looked_at;
+  std::shared_ptr<HttpConnection> shed;
+  std::lock_guard lock(mu);
+  const ServerLimits& limits = options.limits;
+  size_t& from_address = per_address[address];
+  if (limits.max_connections_per_address != 0 &&
+      from_address >= limits.max_connections_per_address) {
+    if (from_address == 0) per_address.erase(address);
+    return Admission::kAddressFull;
+  }
+  if (active.load() >= limits.max_connections) {
+    for (auto& [id, weak] : connections) {  // oldest first
+      std::shared_ptr<HttpConnection> candidate = weak.lock();
+      if (!candidate) continue;
+      if (candidate->TryShed()) {
+        shed = std::move(candidate);
+        break;
+      }
+      looked_at.push_back(std::move(candidate));
+    }
+    if (!shed) {
+      if (from_address == 0) per_address.erase(address);
+      return Admission::kServerFull;
+    }
+    // The newcomer takes the shed connection's slot.
+    shed_connections.Increment();
+    active.fetch_sub(1);
+    auto it = per_address.find(shed->address());
+    if (it != per_address.end() && --it->second == 0) per_address.erase(it);
+  }
+  ++per_address[address];
+  active.fetch_add(1);
+  return Admission::kAdmitted;
+}
+
+void ServerShared::ReleaseSlot(const std::string& address) {
+  std::lock_guard lock(mu);
+  active.fetch_sub(1);
+  auto it = per_address.find(address);
+  if (it != per_address.end() && --it->second == 0) per_address.erase(it);
+}
+
+bool ServerShared::Busy() const { return active.load() * 4 >= options.limits.max_connections * 3; }
 
 uint64_t ServerShared::Register(const std::shared_ptr<HttpConnection>& connection) {
   std::lock_guard lock(mu);
@@ -235,12 +302,14 @@ void ServerShared::RecordRequest(const AccessLogEntry& entry) {
 // ---------------------------------------------------------------------------------------
 // HttpConnection
 
-HttpConnection::HttpConnection(ServerShared& shared, tcp::socket socket, bool reject)
+HttpConnection::HttpConnection(ServerShared& shared, tcp::socket socket, std::string address,
+                               Admission admission)
     : shared_(shared),
       socket_(std::move(socket)),
       timer_(socket_.get_executor()),
       opened_(Clock::now()),
-      reject_(reject) {
+      address_(std::move(address)),
+      admission_(admission) {
   beast::error_code ec;
   tcp::endpoint remote = socket_.remote_endpoint(ec);
   if (!ec) {
@@ -252,26 +321,37 @@ HttpConnection::HttpConnection(ServerShared& shared, tcp::socket socket, bool re
 }
 
 HttpConnection::~HttpConnection() {
-  if (counted_) shared_.active.fetch_sub(1);
+  // A shed connection's slot went to the connection that shed it.
+  if (admission_ == Admission::kAdmitted && mark_.load() != kShed) shared_.ReleaseSlot(address_);
   if (id_ != 0) shared_.Unregister(id_);
 }
 
 void HttpConnection::Start() {
   id_ = shared_.Register(shared_from_this());
-  if (!reject_) {
-    counted_ = true;
-    shared_.active.fetch_add(1);
-  }
+  const ServerLimits& limits = shared_.options.limits;
+  first_header_timeout_ = shared_.Busy()
+                              ? std::min(limits.header_timeout, limits.busy_header_timeout)
+                              : limits.header_timeout;
   net::post(socket_.get_executor(), [self = shared_from_this()] {
-    if (self->reject_) {
-      self->shared_.rejected_connections.Increment();
-      self->request_time_ = std::chrono::system_clock::now();
-      self->request_start_ = Clock::now();
-      self->Respond(HttpResponse::Error(503, "too many connections"), false);
-    } else {
-      self->WaitForRequest();
-    }
+    if (self->admission_ == Admission::kAdmitted) return self->WaitForRequest();
+    self->shared_.rejected_connections.Increment();
+    self->request_time_ = std::chrono::system_clock::now();
+    self->request_start_ = Clock::now();
+    self->Respond(HttpResponse::Error(503, self->admission_ == Admission::kAddressFull
+                                               ? "too many connections from this address"
+                                               : "too many connections"),
+                  false);
   });
+}
+
+bool HttpConnection::TryShed() {
+  int expected = kSheddable;
+  if (!mark_.compare_exchange_strong(expected, kShed)) return false;
+  net::post(socket_.get_executor(), [self = shared_from_this()] {
+    self->cancel_ = Cancel::kShutdown;
+    self->Close();
+  });
+  return true;
 }
 
 void HttpConnection::BeginShutdown() {
@@ -360,15 +440,21 @@ void HttpConnection::WaitForRequest() {
   body_wire_bytes_ = bytes_in_ = bytes_out_ = 0;
   raw_body_ = false;
   body_ = std::string();
+  body_length_ = 0;
   body_received_ = 0;
+  reservation_.Reset();
   status_ = 0;
   cancel_ = Cancel::kNone;
   stream_failed_ = false;
+  // Between requests: another connection may shed this one from here until its next
+  // request's headers are read.
+  int expected = kBusy;
+  if (!mark_.compare_exchange_strong(expected, kSheddable) && expected == kShed) return Close();
 
   if (buffer_.size() > 0) return ReadHeader();  // a pipelined request is already here
   state_ = State::kIdle;
   const ServerLimits& limits = shared_.options.limits;
-  ArmTimer(first_request_ ? limits.header_timeout : limits.idle_timeout, Cancel::kIdle);
+  ArmTimer(first_request_ ? first_header_timeout_ : limits.idle_timeout, Cancel::kIdle);
   socket_.async_wait(tcp::socket::wait_read, [self = shared_from_this()](beast::error_code ec) {
     if (ec || self->state_ != State::kIdle) return self->Close();
     self->ReadHeader();
@@ -383,7 +469,10 @@ void HttpConnection::ReadHeader() {
   // The first request's headers are due header_timeout after the connection opened;
   // later ones header_timeout after their first byte.
   Clock::duration allowed = shared_.options.limits.header_timeout;
-  if (first_request_) allowed -= std::min(allowed, Clock::now() - opened_);
+  if (first_request_) {
+    allowed = first_header_timeout_;
+    allowed -= std::min(allowed, Clock::now() - opened_);
+  }
   ArmTimer(allowed, Cancel::kHeaderTimeout);
   http::async_read_header(
       socket_, buffer_, *parser_,
@@ -394,6 +483,8 @@ void HttpConnection::OnHeader(beast::error_code ec) {
   DisarmTimer();
   if (state_ != State::kReadingHeader) return;
   first_request_ = false;
+  int expected = kSheddable;
+  if (!mark_.compare_exchange_strong(expected, kBusy) && expected == kShed) return Close();
   if (ec) {
     if (cancel_ == Cancel::kHeaderTimeout) {
       return Respond(HttpResponse::Error(408, "timed out reading the request headers"), false);
@@ -441,6 +532,7 @@ void HttpConnection::OnHeader(beast::error_code ec) {
   }
   handler_ = match.handler;
   params_ = std::move(match.params);
+  const PreBodyCheck& pre_body = match.options->pre_body;
   route_name_ = match.options->name;
   const uint64_t max_body =
       match.options->max_body_bytes.value_or(shared_.options.limits.max_body_bytes);
@@ -451,7 +543,57 @@ void HttpConnection::OnHeader(beast::error_code ec) {
   }
   parser_->body_limit(max_body);
   if (parser_->is_done()) return Dispatch();
+  if (pre_body) return CheckBeforeBody(pre_body);
+  AdmitBody();
+}
 
+HttpRequest HttpConnection::RequestHead() const {
+  HttpRequest request;
+  request.method = method_;
+  TargetParts parts = SplitTarget(target_);
+  request.path = PercentDecode(parts.path).value_or(std::string(parts.path));
+  request.query = std::string(parts.query);
+  for (const auto& field : parser_->get()) {
+    request.headers.Add(std::string(field.name_string()), std::string(field.value()));
+  }
+  request.remote_address = remote_;
+  return request;
+}
+
+void HttpConnection::CheckBeforeBody(const PreBodyCheck& check) {
+  state_ = State::kChecking;
+  net::post(
+      shared_.workers, [self = shared_from_this(), &check, head = RequestHead(), params = params_] {
+        std::optional<HttpResponse> refusal;
+        std::string error;
+        try {
+          refusal = check(head, params);
+        } catch (const std::exception& e) {
+          error = std::string("pre-body check threw: ") + e.what();
+        } catch (...) {
+          error = "pre-body check threw a non-exception";
+        }
+        if (!error.empty()) refusal = HttpResponse::Error(500, "internal server error");
+        net::post(self->socket_.get_executor(), [self, refusal = std::move(refusal)]() mutable {
+          if (self->state_ != State::kChecking) return;  // closed meanwhile
+          if (refusal) return self->Respond(std::move(*refusal), false);
+          self->AdmitBody();
+        });
+      });
+}
+
+void HttpConnection::AdmitBody() {
+  // A chunked body reserves as it grows (OnBody); a declared one its whole length now.
+  const bool declared = !parser_->chunked() && parser_->content_length().has_value();
+  std::optional<BodyReservation> reservation =
+      shared_.body_budget.Reserve(declared ? *parser_->content_length() : 0);
+  if (!reservation) {
+    shared_.budget_refusals.Increment();
+    return Respond(OverBudgetResponse(), false);
+  }
+  reservation_ = std::move(*reservation);
+
+  auto& request = parser_->get();
   auto expect = request.find(http::field::expect);
   if (expect != request.end() && EqualsIgnoreAsciiCase(expect->value(), "100-continue") &&
       version_ >= 11) {
@@ -480,15 +622,28 @@ void HttpConnection::StartBody() {
   }
   // The length was checked against the route's limit before the body was started.
   raw_body_ = true;
-  const auto length = static_cast<size_t>(*parser_->content_length());
-  // Large bodies (xorbs are up to 64 MiB) reuse the buffers of earlier requests; a fresh
-  // one is advised for huge pages before its first touch.
-  body_ = length >= kPooledBodyBytes ? shared_.body_buffers.Take(length) : std::string();
-  body_.resize(length);
+  body_length_ = static_cast<size_t>(*parser_->content_length());
+  // Large bodies (xorbs are up to 64 MiB) reuse the buffers of earlier requests when one
+  // is pooled (its memory is already there); otherwise the buffer grows as bytes arrive.
+  body_ = body_length_ >= kPooledBodyBytes ? shared_.body_buffers.TakePooled() : std::string();
+  GrowBody(std::min(body_length_, std::max({kFirstBodyBytes, buffer_.size(), body_.capacity()})));
   body_received_ = net::buffer_copy(net::buffer(body_.data(), body_.size()), buffer_.data());
   buffer_.consume(body_received_);  // what the header read brought beyond the header
   body_wire_bytes_ = body_received_;
   ReadRawBody();
+}
+
+void HttpConnection::GrowBody(size_t size) {
+  if (size > body_.capacity()) {
+    std::string bigger;
+    bigger.reserve(size);
+    AdviseHugePages(bigger.data(), bigger.capacity());
+    bigger.append(body_.data(), body_received_);
+    // The smaller buffer is freed, not pooled: the pool keeps whole bodies' buffers, which
+    // fit the next large body without growing.
+    body_ = std::move(bigger);
+  }
+  body_.resize(size);
 }
 
 void HttpConnection::ReadBody() {
@@ -501,15 +656,23 @@ void HttpConnection::OnBody(beast::error_code ec, size_t bytes) {
   if (state_ != State::kReadingBody) return;
   body_wire_bytes_ += bytes;
   if (ec) return FailBody(ec);
+  if (!reservation_.GrowTo(parser_->get().body().capacity())) {
+    DisarmTimer();
+    shared_.budget_refusals.Increment();
+    return Respond(OverBudgetResponse(), false);
+  }
   if (!parser_->is_done()) return ReadBody();
   DisarmTimer();
   Dispatch();
 }
 
 void HttpConnection::ReadRawBody() {
-  if (body_received_ == body_.size()) {
+  if (body_received_ == body_length_) {
     DisarmTimer();
     return Dispatch();
+  }
+  if (body_received_ == body_.size()) {
+    GrowBody(std::min(body_length_, body_.size() * 2));
   }
   socket_.async_read_some(net::buffer(body_.data() + body_received_, body_.size() - body_received_),
                           [self = shared_from_this()](beast::error_code ec, size_t bytes) {
@@ -549,16 +712,8 @@ void HttpConnection::Dispatch() {
   auto& message = parser_->get();
   keep_alive_ = message.keep_alive() && !shared_.stopping.load();
 
-  HttpRequest request;
-  request.method = method_;
-  TargetParts parts = SplitTarget(target_);
-  request.path = PercentDecode(parts.path).value_or(std::string(parts.path));
-  request.query = std::string(parts.query);
-  for (const auto& field : message) {
-    request.headers.Add(std::string(field.name_string()), std::string(field.value()));
-  }
+  HttpRequest request = RequestHead();
   request.body = raw_body_ ? std::move(body_) : std::move(message.body());
-  request.remote_address = remote_;
   bytes_in_ = request.body.size();
 
   ResponseContext context;
@@ -570,12 +725,15 @@ void HttpConnection::Dispatch() {
 
   net::post(
       shared_.workers, [self = shared_from_this(), handler = handler_, request = std::move(request),
-                        params = std::move(params_), context = std::move(context)]() mutable {
+                        params = std::move(params_), context = std::move(context),
+                        reservation = std::move(reservation_)]() mutable {
         std::string error;
         HttpResponse response = RunHandler(*handler, request, params, &error);
         if (request.body.capacity() >= kPooledBodyBytes) {
           self->shared_.body_buffers.Give(std::move(request.body));
         }
+        request.body = std::string();
+        reservation.Reset();  // the body is gone
         Outgoing outgoing = BuildOutgoing(std::move(response), context);
         if (outgoing.error.empty()) outgoing.error = std::move(error);
         net::post(self->socket_.get_executor(), [self, outgoing = std::move(outgoing)]() mutable {
@@ -840,6 +998,8 @@ void HttpConnection::CompleteRequest() {
 void HttpConnection::LingerClose() {
   if (state_ == State::kClosed) return;
   state_ = State::kClosing;
+  body_ = std::string();  // a refused or failed body is not needed any more
+  reservation_.Reset();
   beast::error_code ignored;
   socket_.shutdown(tcp::socket::shutdown_send, ignored);
   if (!drain_buffer_) drain_buffer_ = std::make_unique<char[]>(kDrainBufferSize);

@@ -16,13 +16,16 @@
 #include <condition_variable>
 #include <cstdint>
 #include <future>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "common/buffer_pool.h"
+#include "server/body_budget.h"
 #include "server/http.h"
 #include "server/http_server.h"
 #include "server/metrics.h"
@@ -38,9 +41,21 @@ using tcp = net::ip::tcp;
 class HttpConnection;
 
 // Request bodies of at least 1 MiB are read into pooled buffers; at most 2 are kept idle
-// (up to ~130 MiB with 64 MiB xorbs).
+// (up to ~130 MiB with 64 MiB xorbs), and freed once no body has been in flight for a while
+// (HttpServer's housekeeping).
 inline constexpr size_t kPooledBodyBytes = 1 << 20;
 inline constexpr size_t kPooledBodies = 2;
+// A Content-Length body's buffer starts this large (or as large as the bytes already
+// received, or a pooled buffer) and doubles as it fills, up to the declared length: memory
+// follows the bytes that arrive, not the length a client announces.
+inline constexpr size_t kFirstBodyBytes = 64 * 1024;
+
+// How a new connection was admitted.
+enum class Admission {
+  kAdmitted,     // counted against max_connections (maybe in place of a shed one)
+  kServerFull,   // every connection is mid-request: answer 503 and close
+  kAddressFull,  // its address is at max_connections_per_address: answer 503 and close
+};
 
 // Owned by the server; outlives every connection and every worker task.
 struct ServerShared {
@@ -51,6 +66,11 @@ struct ServerShared {
   std::shared_ptr<Metrics> metrics;
   Gauge& open_connections;
   Counter& rejected_connections;
+  Counter& shed_connections;
+  Counter& budget_refusals;
+  Gauge& body_pool_bytes;
+  // Request-body bytes in flight (ServerLimits::max_body_bytes_in_flight).
+  BodyBudget body_budget;
   // Buffers of request bodies >= kPooledBodyBytes, reused once their request is handled.
   // Declared before `workers`, whose tasks return buffers to it, so it outlives them.
   StringBufferPool body_buffers{kPooledBodies};
@@ -60,11 +80,21 @@ struct ServerShared {
   std::atomic<bool> aborted{false};   // the shutdown deadline passed: cut everything
   std::atomic<size_t> active{0};      // connections counted against max_connections
 
-  // Every live connection (rejected ones included), for Stop().
+  // Every live connection (rejected ones included), for Stop(), oldest first (ids grow).
   std::mutex mu;
   std::condition_variable cv;  // notified when a connection goes away
-  std::unordered_map<uint64_t, std::weak_ptr<HttpConnection>> connections;
+  std::map<uint64_t, std::weak_ptr<HttpConnection>> connections;
+  // Admitted connections per client address (guarded by mu).
+  std::unordered_map<std::string, size_t> per_address;
   uint64_t next_id = 0;
+
+  // Decides whether a new connection from `address` (an IP, no port) is served, shedding
+  // the oldest connection with no request in progress when the server is full. An admitted
+  // connection holds a slot (`active` and per_address) until ReleaseSlot(address).
+  Admission Admit(const std::string& address);
+  void ReleaseSlot(const std::string& address);
+  // Whether the server is at or above 3/4 of max_connections.
+  bool Busy() const;
 
   uint64_t Register(const std::shared_ptr<HttpConnection>& connection);
   void Unregister(uint64_t id);
@@ -91,8 +121,11 @@ struct Outgoing {
 
 class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
  public:
-  // `reject`: over the connection limit; answer 503 and close.
-  HttpConnection(ServerShared& shared, tcp::socket socket, bool reject);
+  // `address`: the peer's IP (the per-address key). Unless `admission` is kAdmitted, the
+  // connection answers 503 and closes; an admitted one gives its slot back
+  // (ServerShared::ReleaseSlot) when destroyed, unless it was shed.
+  HttpConnection(ServerShared& shared, tcp::socket socket, std::string address,
+                 Admission admission);
   ~HttpConnection();
   HttpConnection(const HttpConnection&) = delete;
   HttpConnection& operator=(const HttpConnection&) = delete;
@@ -102,16 +135,41 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   void BeginShutdown();
   // The shutdown deadline passed: close now (thread-safe; posts).
   void ForceClose();
+  // Claims this connection for shedding if it has no request in progress (idle, or waiting
+  // for or reading request headers), then closes it (posts). The caller takes over its
+  // slot: the connection no longer releases it. Thread-safe; false if it is mid-request.
+  bool TryShed();
+  const std::string& address() const { return address_; }
 
  private:
-  enum class State { kIdle, kReadingHeader, kReadingBody, kHandling, kWriting, kClosing, kClosed };
+  enum class State {
+    kIdle,
+    kReadingHeader,
+    kChecking,  // the route's pre-body check runs on a worker
+    kReadingBody,
+    kHandling,
+    kWriting,
+    kClosing,
+    kClosed
+  };
+  // Whether the connection may be shed: between requests, mid-request, or shed already.
+  enum Mark : int { kBusy, kSheddable, kShed };
   // Why the socket's pending operation was cancelled.
   enum class Cancel { kNone, kIdle, kHeaderTimeout, kBodyPace, kWriteTimeout, kLinger, kShutdown };
 
   void WaitForRequest();
   void ReadHeader();
   void OnHeader(beast::error_code ec);
+  // The request without its body, as handlers and pre-body checks see it.
+  HttpRequest RequestHead() const;
+  // Runs the route's pre-body check on a worker, then AdmitBody() or answers its refusal.
+  void CheckBeforeBody(const PreBodyCheck& check);
+  // Reserves the body against the server's budget (503 when it does not fit), sends
+  // 100 Continue if asked for, and starts the body.
+  void AdmitBody();
   void StartBody();
+  // Resizes body_ to `size` bytes (<= the declared length), keeping the bytes received.
+  void GrowBody(size_t size);
   // A chunked body goes through the parser; a Content-Length body is read straight into
   // body_ (no per-read copy, reads as large as the socket has data).
   void ReadBody();
@@ -164,8 +222,10 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   std::chrono::steady_clock::time_point opened_;
 
   uint64_t id_ = 0;
-  bool reject_;
-  bool counted_ = false;  // counted in shared_.active
+  const std::string address_;
+  const Admission admission_;
+  std::atomic<int> mark_{kBusy};
+  std::chrono::milliseconds first_header_timeout_{0};
   State state_ = State::kIdle;
   Cancel cancel_ = Cancel::kNone;
   Cancel timer_reason_ = Cancel::kNone;
@@ -190,7 +250,9 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   uint64_t body_wire_bytes_ = 0;  // body bytes read so far, chunk framing included
   bool raw_body_ = false;         // the body is read into body_, not by the parser
   std::string body_;              // a Content-Length body, when raw_body_
+  size_t body_length_ = 0;        // its declared length (body_ grows up to it)
   size_t body_received_ = 0;      // bytes of body_ filled so far
+  BodyReservation reservation_;   // the body's bytes against shared_.body_budget
   uint64_t bytes_in_ = 0;
   uint64_t bytes_out_ = 0;
   int status_ = 0;

@@ -2,6 +2,9 @@
 
 #include <pthread.h>
 #include <signal.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -15,6 +18,7 @@
 
 namespace xet {
 
+using server_internal::Admission;
 using server_internal::HttpConnection;
 using server_internal::ServerShared;
 namespace net = server_internal::net;
@@ -28,7 +32,8 @@ class HttpServer::Impl {
         io_(std::max(1, shared_.options.io_threads)),
         work_(net::make_work_guard(io_)),
         acceptor_(net::make_strand(io_)),
-        retry_timer_(acceptor_.get_executor()) {}
+        retry_timer_(acceptor_.get_executor()),
+        housekeeping_timer_(acceptor_.get_executor()) {}
 
   Status Listen() {
     beast::error_code ec;
@@ -49,7 +54,10 @@ class HttpServer::Impl {
   }
 
   void Run() {
-    net::post(acceptor_.get_executor(), [this] { Accept(); });
+    net::post(acceptor_.get_executor(), [this] {
+      Accept();
+      Housekeep();
+    });
     int n = std::max(1, shared_.options.io_threads);
     for (int i = 0; i < n; ++i) {
       threads_.emplace_back([this] {
@@ -85,6 +93,7 @@ class HttpServer::Impl {
         beast::error_code ignored;
         acceptor_.close(ignored);
         retry_timer_.cancel();
+        housekeeping_timer_.cancel();
         closed.set_value();
       });
       closed.get_future().wait();
@@ -136,9 +145,38 @@ class HttpServer::Impl {
         });
         return;
       }
-      bool reject = shared_.active.load() >= shared_.options.limits.max_connections;
-      std::make_shared<HttpConnection>(shared_, std::move(socket), reject)->Start();
+      beast::error_code remote_ec;
+      tcp::endpoint remote = socket.remote_endpoint(remote_ec);
+      std::string address = remote_ec ? std::string() : remote.address().to_string();
+      Admission admission = shared_.Admit(address);
+      std::make_shared<HttpConnection>(shared_, std::move(socket), std::move(address), admission)
+          ->Start();
       Accept();
+    });
+  }
+
+  // Once a second: publishes the body pool's size, and once no request body has been in
+  // flight for kTrimAfter, frees the pooled body buffers and hands freed heap memory back to
+  // the system (malloc_trim), on a worker (it may take a few milliseconds).
+  void Housekeep() {
+    static constexpr auto kTick = std::chrono::seconds(1);
+    static constexpr auto kTrimAfter = std::chrono::seconds(2);
+    shared_.body_pool_bytes.Set(static_cast<int64_t>(shared_.body_buffers.pooled_bytes()));
+    const auto idle_from = shared_.body_budget.IdleFrom();
+    if (idle_from && *idle_from != trimmed_idle_from_ &&
+        *idle_from <= std::chrono::steady_clock::now() - kTrimAfter) {
+      trimmed_idle_from_ = *idle_from;
+      net::post(shared_.workers, [this] {
+        shared_.body_buffers.Clear();
+        shared_.body_pool_bytes.Set(0);
+#if defined(__GLIBC__)
+        malloc_trim(0);
+#endif
+      });
+    }
+    housekeeping_timer_.expires_after(kTick);
+    housekeeping_timer_.async_wait([this](beast::error_code ec) {
+      if (!ec && acceptor_.is_open()) Housekeep();
     });
   }
 
@@ -166,6 +204,9 @@ class HttpServer::Impl {
   net::executor_work_guard<net::io_context::executor_type> work_;
   tcp::acceptor acceptor_;
   net::steady_timer retry_timer_;
+  net::steady_timer housekeeping_timer_;
+  // The IdleFrom() the last trim was for (on the acceptor's strand).
+  std::chrono::steady_clock::time_point trimmed_idle_from_{};
   std::vector<std::thread> threads_;
   uint16_t port_ = 0;
 

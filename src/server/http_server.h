@@ -9,7 +9,17 @@
 //   GET /healthz  -> 200 {"status":"ok"}
 //   GET /metrics  -> the Metrics registry in Prometheus text format, including the
 //                    server's own request counts, latency histograms (per route name and
-//                    status class), body bytes in/out and open connections.
+//                    status class), body bytes in/out and open connections, plus
+//                    xetstore_http_body_bytes_reserved (request-body bytes held against
+//                    ServerLimits::max_body_bytes_in_flight), xetstore_http_body_pool_bytes
+//                    (idle pooled body buffers), xetstore_http_body_budget_refusals_total
+//                    and xetstore_http_shed_connections_total.
+//
+// Connection policy (docs/SERVER.md "Connection policy"): at max_connections a new
+// connection closes the oldest connection that has no request in progress (idle between
+// requests, or still waiting for or reading its request headers) and takes its place; only
+// when every connection is in the middle of a request is the newcomer answered 503. One
+// client address holds at most max_connections_per_address connections (503 beyond).
 // Beast stays out of this header: include it freely.
 #pragma once
 
@@ -43,8 +53,20 @@ struct ServerLimits {
   // One response write (a whole buffered response, or one streamed piece) that does not
   // complete within this closes the connection (a client that stopped reading).
   std::chrono::milliseconds write_timeout{60'000};
-  // Open connections beyond this are accepted, answered 503 and closed.
+  // Once the server is at or above 3/4 of max_connections, a new connection gets this
+  // (instead of header_timeout) to send its first request's headers.
+  std::chrono::milliseconds busy_header_timeout{2'000};
+  // Open connections at once. At the limit a new connection sheds the oldest one with no
+  // request in progress; if every connection is mid-request, it is answered 503 and closed.
   size_t max_connections = 1024;
+  // Open connections from one client IP address; beyond it new ones are answered 503 and
+  // closed. 0 = no per-address limit.
+  size_t max_connections_per_address = 512;
+  // Request-body bytes held at once over all connections: a body reserves its declared
+  // Content-Length (a chunked one, what it has grown to) before any byte is read, after the
+  // route's pre-body check passed; a body that does not fit is answered 503 with
+  // Retry-After and the connection closed. 0 = no limit.
+  uint64_t max_body_bytes_in_flight = uint64_t{1} << 30;
   // After a response that closes the connection, how long unread client bytes are
   // drained before the socket closes (so the client sees the response, not a reset).
   std::chrono::milliseconds close_linger{2'000};

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <utility>
 
@@ -12,7 +13,9 @@
 namespace xet {
 
 // One row of a service's route table. `max_body` is the largest request body accepted
-// (413 above it); 0 for routes that take no body.
+// (413 above it); 0 for routes that take no body. `pre_body`, when set, is the route's
+// RouteOptions::pre_body check (router.h): it sees the request without its body and
+// refuses it (e.g. a missing token) before any body byte is read.
 template <class Service>
 struct MemberRoute {
   const char* method;
@@ -20,6 +23,8 @@ struct MemberRoute {
   HttpResponse (Service::*handler)(const HttpRequest&, const RouteParams&);
   const char* name;  // metrics and access-log label
   uint64_t max_body;
+  std::optional<HttpResponse> (Service::*pre_body)(const HttpRequest&,
+                                                   const RouteParams&) = nullptr;
 };
 
 // Adds every row of `routes` to `router`, each calling its member function on `service`.
@@ -36,6 +41,12 @@ Status RegisterMemberRoutes(Router& router, Service& service,
                                                   const RouteParams& params) {
       return (service.*method)(req, params);
     };
+    if (r.pre_body != nullptr) {
+      opts.pre_body = [&service, check = r.pre_body](const HttpRequest& head,
+                                                     const RouteParams& params) {
+        return (service.*check)(head, params);
+      };
+    }
     XET_RETURN_IF_ERROR(router.Add(r.method, r.pattern, std::move(handler), opts));
   }
   return Status::Ok();

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,11 +22,23 @@
 
 namespace xet {
 
+// A route's check of a request before its body is read. `head` is the request without its
+// body (method, path, query, headers, remote address; `body` is empty). Returns the answer
+// that refuses the request (e.g. 401/403), or nullopt to let the body be read and the
+// handler run. Runs on a worker thread (it may block, e.g. on a token lookup), only for
+// requests that have a body (a Content-Length above 0, or chunked), before `100 Continue`
+// is sent and before any body byte is buffered. A refused request's body is never read:
+// the answer closes the connection.
+using PreBodyCheck =
+    std::function<std::optional<HttpResponse>(const HttpRequest& head, const RouteParams& params)>;
+
 struct RouteOptions {
   // Largest request body accepted (413 above it); unset: ServerLimits::max_body_bytes.
   std::optional<uint64_t> max_body_bytes;
   // Label used for this route in metrics and the access log; empty: the pattern.
   std::string name;
+  // Empty: the body is read without a check (the handler sees every request).
+  PreBodyCheck pre_body = {};
 };
 
 struct RouteMatch {

@@ -52,6 +52,30 @@ TEST(BufferPool, APooledBufferSmallerThanAskedIsGrown) {
   EXPECT_TRUE(b.empty());
 }
 
+TEST(BufferPool, TakePooledNeverAllocatesAndPooledBytesAccountsEveryBuffer) {
+  StringBufferPool pool(2);
+  EXPECT_EQ(pool.TakePooled().capacity(), std::string().capacity());  // nothing pooled
+  std::string a;
+  a.reserve(3000);
+  std::string b;
+  b.reserve(5000);
+  const size_t a_capacity = a.capacity(), b_capacity = b.capacity();
+  pool.Give(std::move(a));
+  pool.Give(std::move(b));
+  std::string c;
+  c.reserve(7000);
+  pool.Give(std::move(c));  // over the bound: freed, not counted
+  EXPECT_EQ(pool.pooled(), 2u);
+  EXPECT_EQ(pool.pooled_bytes(), a_capacity + b_capacity);
+  std::string taken = pool.TakePooled();
+  EXPECT_TRUE(taken.capacity() == a_capacity || taken.capacity() == b_capacity);
+  EXPECT_EQ(pool.pooled_bytes(), a_capacity + b_capacity - taken.capacity());
+  pool.Clear();
+  EXPECT_EQ(pool.pooled(), 0u);
+  EXPECT_EQ(pool.pooled_bytes(), 0u);
+  EXPECT_EQ(pool.TakePooled().capacity(), std::string().capacity());
+}
+
 TEST(BufferPool, ThreadsShareItSafely) {
   BufferPool pool(4);
   std::vector<std::thread> threads;
