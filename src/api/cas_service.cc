@@ -105,6 +105,7 @@ CasService::CasService(CasServiceConfig config, Index& index, ObjectStore& objec
       own_metrics_(metrics ? nullptr : std::make_unique<Metrics>()),
       counters_(std::make_unique<Counters>(metrics ? *metrics : *own_metrics_)),
       xorb_cache_(index, config_.xorb_cache_bytes),
+      file_cache_(index, config_.file_cache_bytes),
       answer_cache_(config_.answer_cache_bytes, config_.transfer_url_ttl_s * 3 / 4),
       recent_xorbs_(config_.recent_xorb_cache_bytes) {}
 
@@ -114,6 +115,10 @@ void CasService::SetPublicUrl(std::string url) {
   std::lock_guard lock(public_url_mu_);
   config_.public_url = std::move(url);
   answer_cache_.Clear();  // its answers name the old base
+}
+
+Result<CacheWarmStats> CasService::WarmCaches(size_t budget_bytes) {
+  return WarmRecordCaches(index_, xorb_cache_, file_cache_, budget_bytes);
 }
 
 std::string CasService::PublicUrl() const {
@@ -315,13 +320,14 @@ Status CasService::CheckFileVisible(const Principal& p, const Hash& file_hash) {
   return visible ? Status::Ok() : Status::NotFound("file not found");
 }
 
-Result<FileRecord> CasService::LoadFile(const Hash& file_hash) {
-  XET_ASSIGN_OR_RETURN(auto rec, index_.GetFile(file_hash));
+Result<std::shared_ptr<const FileRecord>> CasService::LoadFile(const Hash& file_hash) {
+  XET_ASSIGN_OR_RETURN(auto rec, file_cache_.Get(file_hash));
   if (!rec) return Status::NotFound("file not found");
-  return std::move(*rec);
+  return rec;
 }
 
-Result<FileRecord> CasService::VisibleFile(const Principal& p, const Hash& file_hash) {
+Result<std::shared_ptr<const FileRecord>> CasService::VisibleFile(const Principal& p,
+                                                                  const Hash& file_hash) {
   XET_RETURN_IF_ERROR(CheckFileVisible(p, file_hash));
   return LoadFile(file_hash);
 }
@@ -432,11 +438,11 @@ HttpResponse CasService::Reconstruction(const HttpRequest& req, const RouteParam
   }
   auto file = LoadFile(*hash);
   if (!file.ok()) return ErrorResponse(file.status());
-  auto plan = Plan(xorb_cache_, *file, range);
+  auto plan = Plan(xorb_cache_, **file, range);
   if (!plan.ok()) {
     if (plan.status().code() == Status::Code::kOutOfRange) {
       HttpResponse res = HttpResponse::Error(416, "range starts past the end of the file");
-      res.headers.Set("Content-Range", "bytes */" + std::to_string(file->size));
+      res.headers.Set("Content-Range", "bytes */" + std::to_string((*file)->size));
       return res;
     }
     return ErrorResponse(plan.status());
@@ -499,7 +505,7 @@ HttpResponse CasService::BatchReconstruction(const HttpRequest& req, const Route
       }
       return ErrorResponse(file.status());
     }
-    auto plan = Plan(xorb_cache_, *file, std::nullopt);
+    auto plan = Plan(xorb_cache_, **file, std::nullopt);
     if (!plan.ok()) return ErrorResponse(plan.status());
     plans.push_back(std::move(*plan));
   }
@@ -571,7 +577,7 @@ HttpResponse CasService::GetFileChunkHashes(const HttpRequest& req, const RouteP
   std::vector<std::shared_ptr<const XorbRecord>> held;
   Status lookup_error;
   auto json =
-      BuildFileChunkHashesJson(*file, CachedLookup(xorb_cache_, &held, &lookup_error), *dirty);
+      BuildFileChunkHashesJson(**file, CachedLookup(xorb_cache_, &held, &lookup_error), *dirty);
   if (!lookup_error.ok()) return ErrorResponse(lookup_error);
   if (!json.ok()) return ErrorResponse(json.status());
   return HttpResponse::Json(std::move(*json));

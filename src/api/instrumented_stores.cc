@@ -32,6 +32,9 @@ class InstrumentedIndex final : public Index {
   Result<std::optional<XorbRecord>> GetXorb(const Hash& h) override {
     return Count(inner_.GetXorb(h), errors_);
   }
+  Status ForEachRecentXorb(const std::function<bool(XorbRecord)>& visit) override {
+    return Count(inner_.ForEachRecentXorb(visit), errors_);
+  }
   Result<bool> HasXorb(const Hash& h) override { return Count(inner_.HasXorb(h), errors_); }
   Result<bool> XorbVisible(const Hash& h, std::span<const Scope> s) override {
     return Count(inner_.XorbVisible(h, s), errors_);
@@ -48,6 +51,9 @@ class InstrumentedIndex final : public Index {
   }
   Result<bool> FileVisible(const Hash& h, std::span<const Scope> s) override {
     return Count(inner_.FileVisible(h, s), errors_);
+  }
+  Status ForEachRecentFile(const std::function<bool(FileRecord)>& visit) override {
+    return Count(inner_.ForEachRecentFile(visit), errors_);
   }
   Result<std::vector<Hash>> FindXorbsWithChunk(const Hash& h, std::span<const Scope> s,
                                                size_t limit) override {

@@ -20,6 +20,7 @@ struct NodeConfig {
   size_t max_connections = 1024;
   size_t answer_cache_mb = 256;       // whole reconstruction answers of large files kept in memory
   size_t recent_xorb_cache_mb = 256;  // chunk data of recently uploaded xorbs kept in memory
+  size_t warm_cache_mb = 128;         // record caches filled at start, MiB each
   bool access_log = true;
 
   std::string IndexPath() const;
