@@ -48,8 +48,12 @@ Result<CacheWarmStats> WarmRecordCaches(Index& index, XorbRecordCache& xorbs,
   XET_RETURN_IF_ERROR(WarmOne<FileRecord>(
       Room(budget_bytes, files.capacity_bytes(), files.bytes()),
       [&](const auto& visit) { return index.ForEachRecentFile(visit); },
-      FileRecordCache::RecordBytes, [&](FileRecord r) { files.Insert(std::move(r)); }, &stats.files,
-      &stats.bytes));
+      FileRecordCache::RecordBytes,
+      [&](FileRecord r) {
+        stats.file_hashes.push_back(r.file_hash);
+        files.Insert(std::move(r));
+      },
+      &stats.files, &stats.bytes));
   stats.ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return stats;

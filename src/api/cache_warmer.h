@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 #include "api/file_record_cache.h"
 #include "api/xorb_record_cache.h"
@@ -15,10 +16,12 @@
 namespace xet {
 
 struct CacheWarmStats {
-  size_t xorbs = 0;  // chunk tables cached
-  size_t files = 0;  // file records cached
-  size_t bytes = 0;  // their accounted bytes
-  double ms = 0;     // wall time of the warm-up
+  size_t xorbs = 0;               // chunk tables cached
+  size_t files = 0;               // file records cached
+  size_t plans = 0;               // whole-file plans cached (by the caller, from file_hashes)
+  size_t bytes = 0;               // their accounted bytes
+  double ms = 0;                  // wall time of the warm-up
+  std::vector<Hash> file_hashes;  // the files cached, newest first
 };
 
 // Caches the most recently stored xorb tables, then file records, until each cache holds

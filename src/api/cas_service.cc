@@ -106,6 +106,7 @@ CasService::CasService(CasServiceConfig config, Index& index, ObjectStore& objec
       counters_(std::make_unique<Counters>(metrics ? *metrics : *own_metrics_)),
       xorb_cache_(index, config_.xorb_cache_bytes),
       file_cache_(index, config_.file_cache_bytes),
+      plan_cache_(config_.plan_cache_bytes),
       answer_cache_(config_.answer_cache_bytes, config_.transfer_url_ttl_s * 3 / 4),
       recent_xorbs_(config_.recent_xorb_cache_bytes) {}
 
@@ -118,7 +119,23 @@ void CasService::SetPublicUrl(std::string url) {
 }
 
 Result<CacheWarmStats> CasService::WarmCaches(size_t budget_bytes) {
-  return WarmRecordCaches(index_, xorb_cache_, file_cache_, budget_bytes);
+  const auto t0 = std::chrono::steady_clock::now();
+  XET_ASSIGN_OR_RETURN(CacheWarmStats stats,
+                       WarmRecordCaches(index_, xorb_cache_, file_cache_, budget_bytes));
+  const size_t plan_budget = std::min(budget_bytes, plan_cache_.capacity_bytes());
+  for (const Hash& h : stats.file_hashes) {
+    auto file = file_cache_.Get(h);
+    if (!file.ok()) return file.status();
+    if (*file == nullptr) continue;
+    auto whole = WholePlan(**file);
+    if (!whole.ok()) continue;  // a file that cannot be planned is answered as before
+    if (plan_cache_.bytes() > plan_budget) break;
+    ++stats.plans;
+    stats.bytes += WholeFilePlanBytes(**whole);
+  }
+  stats.ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return stats;
 }
 
 std::string CasService::PublicUrl() const {
@@ -410,6 +427,34 @@ Result<ReconstructionPlan> Plan(XorbRecordCache& cache, const FileRecord& file,
 
 }  // namespace
 
+Result<std::shared_ptr<const WholeFilePlan>> CasService::WholePlan(const FileRecord& file) {
+  if (auto hit = plan_cache_.Find(file.file_hash)) return hit;
+  std::vector<std::shared_ptr<const XorbRecord>> held;
+  Status lookup_error;
+  auto whole = PlanWholeFile(file, CachedLookup(xorb_cache_, &held, &lookup_error));
+  if (!lookup_error.ok()) return lookup_error;
+  if (!whole.ok()) return whole.status();
+  auto shared = std::make_shared<const WholeFilePlan>(std::move(*whole));
+  plan_cache_.Insert(file.file_hash, shared, WholeFilePlanBytes(*shared));
+  return shared;
+}
+
+Result<ReconstructionPlan> CasService::PlanRange(const FileRecord& file,
+                                                 std::optional<ByteRange> range) {
+  auto whole = WholePlan(file);
+  if (!whole.ok()) {
+    // A file with a broken term (a corrupted index) has no whole plan, but a range that
+    // avoids the term is still answered: plan that range directly, as before.
+    if (whole.status().code() != Status::Code::kCorruption) return whole.status();
+    return Plan(xorb_cache_, file, range);
+  }
+  std::vector<std::shared_ptr<const XorbRecord>> held;
+  Status lookup_error;
+  auto plan = SlicePlan(**whole, CachedLookup(xorb_cache_, &held, &lookup_error), range);
+  if (!lookup_error.ok()) return lookup_error;
+  return plan;
+}
+
 HttpResponse CasService::Reconstruction(const HttpRequest& req, const RouteParams& params,
                                         bool v2) {
   auto principal = Authorize(req, Permission::kRead);
@@ -438,7 +483,7 @@ HttpResponse CasService::Reconstruction(const HttpRequest& req, const RouteParam
   }
   auto file = LoadFile(*hash);
   if (!file.ok()) return ErrorResponse(file.status());
-  auto plan = Plan(xorb_cache_, **file, range);
+  auto plan = PlanRange(**file, range);
   if (!plan.ok()) {
     if (plan.status().code() == Status::Code::kOutOfRange) {
       HttpResponse res = HttpResponse::Error(416, "range starts past the end of the file");
@@ -505,7 +550,7 @@ HttpResponse CasService::BatchReconstruction(const HttpRequest& req, const Route
       }
       return ErrorResponse(file.status());
     }
-    auto plan = Plan(xorb_cache_, **file, std::nullopt);
+    auto plan = PlanRange(**file, std::nullopt);
     if (!plan.ok()) return ErrorResponse(plan.status());
     plans.push_back(std::move(*plan));
   }

@@ -13,6 +13,8 @@
 #include "api/cache_warmer.h"
 #include "api/file_record_cache.h"
 #include "api/recent_xorb_cache.h"
+#include "api/reconstruction.h"
+#include "api/record_lru.h"
 #include "api/shard_ingest.h"
 #include "api/xorb_record_cache.h"
 #include "server/http.h"
@@ -33,6 +35,7 @@ struct CasServiceConfig {
   size_t dedup_max_xorbs = 8;               // xorbs listed in one global-dedup answer
   size_t xorb_cache_bytes = 256 << 20;      // memory for cached xorb chunk tables
   size_t file_cache_bytes = 64 << 20;       // memory for cached file records (terms)
+  size_t plan_cache_bytes = 64 << 20;       // memory for cached whole-file plans
   // Memory for whole reconstruction answers of large files (api/answer_cache.h); 0 = off.
   // Cached answers are served while their URLs have >= 3/4 of transfer_url_ttl_s left.
   size_t answer_cache_bytes = 256 << 20;
@@ -53,8 +56,9 @@ class CasService {
   // Replaces the base of the URLs handed out (e.g. once an ephemeral port is known).
   void SetPublicUrl(std::string url);
 
-  // Fills the xorb-table and file-record caches with the newest records, up to
-  // `budget_bytes` each (api/cache_warmer.h); for the start, before requests arrive.
+  // Fills the xorb-table and file-record caches with the newest records, then the plan
+  // cache with those files' whole plans, up to `budget_bytes` each (api/cache_warmer.h);
+  // for the start, before requests arrive.
   Result<CacheWarmStats> WarmCaches(size_t budget_bytes);
 
   HttpResponse UploadXorb(const HttpRequest& req, const RouteParams& params);
@@ -77,6 +81,11 @@ class CasService {
   Status CheckFileVisible(const Principal& p, const Hash& file_hash);
   // The file's record regardless of scopes; NotFound if it is not registered.
   Result<std::shared_ptr<const FileRecord>> LoadFile(const Hash& file_hash);
+  // The plan of `file`'s bytes `range` (all of it for nullopt), cut from its cached
+  // whole-file plan (planned and cached on a miss); PlanReconstruction's result and errors.
+  Result<ReconstructionPlan> PlanRange(const FileRecord& file, std::optional<ByteRange> range);
+  // The cached whole-file plan of `file`, planned and cached on a miss.
+  Result<std::shared_ptr<const WholeFilePlan>> WholePlan(const FileRecord& file);
   HttpResponse Reconstruction(const HttpRequest& req, const RouteParams& params, bool v2);
   std::string PublicUrl() const;
   void CountShard(const Result<ShardIngestResult>& result);
@@ -92,6 +101,7 @@ class CasService {
   std::unique_ptr<Counters> counters_;
   XorbRecordCache xorb_cache_;
   FileRecordCache file_cache_;
+  RecordLru<WholeFilePlan> plan_cache_;
   AnswerCache answer_cache_;
   RecentXorbCache recent_xorbs_;
 };

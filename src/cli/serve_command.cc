@@ -152,8 +152,10 @@ int RunServe(const NodeConfig& config) {
     auto warm = cas.WarmCaches(config.warm_cache_mb << 20);
     if (!warm.ok()) return ReportFailure(warm.status().WithContext("warming the caches"));
     std::fprintf(stderr,
-                 "xetstore: cached %zu xorb tables and %zu file records (%.1f MiB) in %.0f ms\n",
-                 warm->xorbs, warm->files, static_cast<double>(warm->bytes) / (1 << 20), warm->ms);
+                 "xetstore: cached %zu xorb tables, %zu file records and %zu whole-file plans "
+                 "(%.1f MiB) in %.0f ms\n",
+                 warm->xorbs, warm->files, warm->plans,
+                 static_cast<double>(warm->bytes) / (1 << 20), warm->ms);
   }
   Router router;
   if (Status st = RegisterCasRoutes(router, cas); !st.ok()) return ReportFailure(st);
