@@ -342,6 +342,12 @@ void RunRecon(const Options& opts) {
     if (c.range != ReconRange::kNone && cache_hits != 0) {
       throw std::runtime_error(c.name + ": " + std::to_string(cache_hits) + " answer-cache hits");
     }
+    // What the server did at start before listening (its cache warm-up line), if anything.
+    std::string warm_up;
+    const std::string server_log = server.Log();
+    if (std::smatch m; std::regex_search(server_log, m, std::regex("xetstore: (cached [^\n]*)"))) {
+      warm_up = m[1];
+    }
     const Summary s = Summarize(ms);
     Emit({{"bench", "recon"},
           {"case", c.name},
@@ -350,6 +356,7 @@ void RunRecon(const Options& opts) {
           {"first_ms", ms.front()},
           {"head_ms", std::vector<double>(ms.begin(), ms.begin() + std::min<size_t>(5, ms.size()))},
           {"server_start_ms", start_ms},
+          {"server_warm_up", warm_up},
           {"answer_cache_hits", cache_hits},
           {"server_cpu_ms_per_request", server_cpu_ms / static_cast<double>(requests)},
           {"mean_body_bytes", bytes / std::max<size_t>(1, requests)},
