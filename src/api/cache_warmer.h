@@ -5,6 +5,7 @@
 // listens.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <vector>
 
@@ -25,10 +26,12 @@ struct CacheWarmStats {
 };
 
 // Caches the most recently stored xorb tables, then file records, until each cache holds
-// about min(budget_bytes, its capacity) or the index has no more; the newest end up the
-// most recently used. budget_bytes 0 warms nothing. Errors: the index's scan errors (the
-// records cached so far stay).
+// about min(budget_bytes, its capacity), the index has no more, or `deadline` has passed
+// (a large index is not read whole at start); the newest end up the most recently used.
+// budget_bytes 0 warms nothing. Errors: the index's scan errors (the records cached so far
+// stay).
 Result<CacheWarmStats> WarmRecordCaches(Index& index, XorbRecordCache& xorbs,
-                                        FileRecordCache& files, size_t budget_bytes);
+                                        FileRecordCache& files, size_t budget_bytes,
+                                        std::chrono::steady_clock::time_point deadline);
 
 }  // namespace xet

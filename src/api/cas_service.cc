@@ -118,15 +118,18 @@ void CasService::SetPublicUrl(std::string url) {
   answer_cache_.Clear();  // its answers name the old base
 }
 
-Result<CacheWarmStats> CasService::WarmCaches(size_t budget_bytes) {
+Result<CacheWarmStats> CasService::WarmCaches(size_t budget_bytes,
+                                              std::chrono::milliseconds max_time) {
   const auto t0 = std::chrono::steady_clock::now();
+  const auto deadline = t0 + max_time;
   XET_ASSIGN_OR_RETURN(CacheWarmStats stats,
-                       WarmRecordCaches(index_, xorb_cache_, file_cache_, budget_bytes));
+                       WarmRecordCaches(index_, xorb_cache_, file_cache_, budget_bytes, deadline));
   const size_t plan_budget = std::min(budget_bytes, plan_cache_.capacity_bytes());
   for (const Hash& h : stats.file_hashes) {
+    if (std::chrono::steady_clock::now() > deadline) break;
     auto file = file_cache_.Get(h);
     if (!file.ok()) return file.status();
-    if (*file == nullptr) continue;
+    if (*file == nullptr || (*file)->terms.size() < kWarmPlanMinTerms) continue;
     auto whole = WholePlan(**file);
     if (!whole.ok()) continue;  // a file that cannot be planned is answered as before
     if (plan_cache_.bytes() > plan_budget) break;

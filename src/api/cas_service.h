@@ -3,6 +3,7 @@
 // server/http.h types; RegisterCasRoutes binds them to a Router.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -57,9 +58,12 @@ class CasService {
   void SetPublicUrl(std::string url);
 
   // Fills the xorb-table and file-record caches with the newest records, then the plan
-  // cache with those files' whole plans, up to `budget_bytes` each (api/cache_warmer.h);
-  // for the start, before requests arrive.
-  Result<CacheWarmStats> WarmCaches(size_t budget_bytes);
+  // cache with the whole plans of those files that have at least kWarmPlanMinTerms terms,
+  // up to `budget_bytes` each and for at most `max_time` (api/cache_warmer.h); for the
+  // start, before requests arrive.
+  Result<CacheWarmStats> WarmCaches(size_t budget_bytes, std::chrono::milliseconds max_time);
+  // Smaller files plan in microseconds: their plans are left to the first request.
+  static constexpr size_t kWarmPlanMinTerms = 1024;
 
   HttpResponse UploadXorb(const HttpRequest& req, const RouteParams& params);
   HttpResponse HeadXorb(const HttpRequest& req, const RouteParams& params);

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -149,7 +150,7 @@ int RunServe(const NodeConfig& config) {
   hub_config.public_url = config.PublicUrl();
   HubService hub(hub_config, *index, *objects, tokens);
   if (config.warm_cache_mb > 0) {
-    auto warm = cas.WarmCaches(config.warm_cache_mb << 20);
+    auto warm = cas.WarmCaches(config.warm_cache_mb << 20, std::chrono::seconds(2));
     if (!warm.ok()) return ReportFailure(warm.status().WithContext("warming the caches"));
     std::fprintf(stderr,
                  "xetstore: cached %zu xorb tables, %zu file records and %zu whole-file plans "

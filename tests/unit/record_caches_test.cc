@@ -4,6 +4,7 @@
 // corrupted rows reported, cached records identical to what the index returns.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -55,6 +56,11 @@ FileRecord MakeFile(uint64_t n, const XorbRecord& x, size_t terms) {
   }
   if (n % 2 == 0) f.sha256 = H(4, n);
   return f;
+}
+
+// A deadline the tests do not reach.
+std::chrono::steady_clock::time_point Later() {
+  return std::chrono::steady_clock::now() + std::chrono::hours(1);
 }
 
 class RecordCachesTest : public ::testing::Test {
@@ -155,7 +161,7 @@ TEST_F(RecordCachesTest, WarmUpFillsBothCachesNewestFirstWithinTheBudget) {
 
   XorbRecordCache xorbs(*index_, 1 << 20);
   FileRecordCache files(*index_, 1 << 20);
-  auto stats = WarmRecordCaches(*index_, xorbs, files, budget);
+  auto stats = WarmRecordCaches(*index_, xorbs, files, budget, Later());
   ASSERT_TRUE(stats.ok()) << stats.status().ToString();
   EXPECT_EQ(stats->xorbs, 3u);
   EXPECT_EQ(stats->files, want_files);
@@ -191,7 +197,7 @@ TEST_F(RecordCachesTest, WarmUpRespectsCapacityZeroBudgetAndWhatIsCachedAlready)
   {
     XorbRecordCache xorbs(*index_, 2 * xorb_bytes);  // capacity below the budget
     FileRecordCache files(*index_, 0);               // keeps nothing
-    auto stats = WarmRecordCaches(*index_, xorbs, files, 1 << 20);
+    auto stats = WarmRecordCaches(*index_, xorbs, files, 1 << 20, Later());
     ASSERT_TRUE(stats.ok());
     EXPECT_EQ(stats->xorbs, 2u);
     EXPECT_EQ(stats->files, 0u);
@@ -202,7 +208,7 @@ TEST_F(RecordCachesTest, WarmUpRespectsCapacityZeroBudgetAndWhatIsCachedAlready)
     EXPECT_EQ(**f, files_[0]);
     EXPECT_EQ(files.size(), 0u);
     // Warming again adds nothing: the room is used up.
-    auto again = WarmRecordCaches(*index_, xorbs, files, 1 << 20);
+    auto again = WarmRecordCaches(*index_, xorbs, files, 1 << 20, Later());
     ASSERT_TRUE(again.ok());
     EXPECT_EQ(again->xorbs, 0u);
     EXPECT_EQ(xorbs.size(), 2u);
@@ -210,11 +216,22 @@ TEST_F(RecordCachesTest, WarmUpRespectsCapacityZeroBudgetAndWhatIsCachedAlready)
   {
     XorbRecordCache xorbs(*index_, 1 << 20);
     FileRecordCache files(*index_, 1 << 20);
-    auto stats = WarmRecordCaches(*index_, xorbs, files, 0);
+    auto stats = WarmRecordCaches(*index_, xorbs, files, 0, Later());
     ASSERT_TRUE(stats.ok());
     EXPECT_EQ(stats->xorbs + stats->files, 0u);
     EXPECT_EQ(xorbs.size() + files.size(), 0u);
   }
+}
+
+TEST_F(RecordCachesTest, WarmUpStopsAtItsDeadline) {
+  Store(3);
+  XorbRecordCache xorbs(*index_, 1 << 20);
+  FileRecordCache files(*index_, 1 << 20);
+  auto stats = WarmRecordCaches(*index_, xorbs, files, 1 << 20,
+                                std::chrono::steady_clock::now() - std::chrono::seconds(1));
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->xorbs + stats->files, 0u);
+  EXPECT_EQ(xorbs.size() + files.size(), 0u);
 }
 
 TEST_F(RecordCachesTest, WarmUpReportsAScanError) {
@@ -228,7 +245,7 @@ TEST_F(RecordCachesTest, WarmUpReportsAScanError) {
   SetUp();
   XorbRecordCache xorbs(*index_, 1 << 20);
   FileRecordCache files(*index_, 1 << 20);
-  auto stats = WarmRecordCaches(*index_, xorbs, files, 1 << 20);
+  auto stats = WarmRecordCaches(*index_, xorbs, files, 1 << 20, Later());
   EXPECT_EQ(stats.status().code(), Code::kCorruption);
   EXPECT_EQ(xorbs.size(), 1u);  // the newest, read before the broken row, stays
 }
