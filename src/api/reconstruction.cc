@@ -7,6 +7,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "common/decimal.h"
 #include "common/huge_pages.h"
 
 namespace xet {
@@ -181,7 +182,7 @@ inline char* Lit(char* p, const char (&s)[N]) {
   std::memcpy(p, s, N - 1);
   return p + N - 1;
 }
-inline char* Num(char* p, uint64_t v) { return std::to_chars(p, p + 20, v).ptr; }
+inline char* Num(char* p, uint64_t v) { return WriteDecimal(p, v); }
 inline char* Hex(char* p, const char* hex) {
   std::memcpy(p, hex, 64);
   return p + 64;
@@ -468,6 +469,24 @@ Result<ReconstructionPlan> SlicePlan(const WholeFilePlan& whole, const XorbLooku
     XET_RETURN_IF_ERROR(AnswerTerm(t, *rec, static_cast<uint32_t>(slot), cum, start, end, &out,
                                    &plan.offset_into_first_range));
     plan.terms.push_back(out);
+  }
+  if (first == 0 && last + 1 == terms.size()) {
+    // Every term kept (a few bytes off either end): the xorbs come in the whole plan's
+    // order, with its fetch ranges except where a cut term (the first, the last) names them.
+    plan.xorbs = whole.plan.xorbs;
+    for (const size_t cut : {first, last}) {
+      if (plan.terms[cut] == terms[cut]) continue;
+      const uint32_t k = plan.terms[cut].xorb_index;
+      std::vector<XorbFetchRange>& ranges = plan.xorbs[k].ranges;
+      ranges.clear();
+      for (const ReconstructionTerm& t : plan.terms) {
+        if (t.xorb_index == k) {
+          ranges.push_back({t.chunk_start, t.chunk_end, ByteRange{t.bytes_first, t.bytes_last}});
+        }
+      }
+      MergeRanges(&ranges);
+    }
+    return plan;
   }
   GroupFetchRanges(&plan);
   return plan;
