@@ -130,9 +130,10 @@ Result<CacheWarmStats> CasService::WarmCaches(size_t budget_bytes,
     auto file = file_cache_.Get(h);
     if (!file.ok()) return file.status();
     if (*file == nullptr || (*file)->terms.size() < kWarmPlanMinTerms) continue;
+    if (plan_cache_.bytes() >= plan_budget) break;
     auto whole = WholePlan(**file);
     if (!whole.ok()) continue;  // a file that cannot be planned is answered as before
-    if (plan_cache_.bytes() > plan_budget) break;
+    if (plan_cache_.Find(h) == nullptr) continue;  // larger than the whole cache
     ++stats.plans;
     stats.bytes += WholeFilePlanBytes(**whole);
   }
