@@ -316,6 +316,7 @@ void RunRecon(const Options& opts) {
     const auto t_start = Clock::now();
     ServerProcess server(xetstore, data_dir);
     const double start_ms = MsSince(t_start);
+    const double start_rss_mib = ProcessRssMiB(server.pid());
     HttpClient http;
     std::vector<double> ms;
     size_t bytes = 0;
@@ -356,6 +357,8 @@ void RunRecon(const Options& opts) {
           {"first_ms", ms.front()},
           {"head_ms", std::vector<double>(ms.begin(), ms.begin() + std::min<size_t>(5, ms.size()))},
           {"server_start_ms", start_ms},
+          {"server_rss_mib_at_start", start_rss_mib},
+          {"server_rss_mib_at_end", ProcessRssMiB(server.pid())},
           {"server_warm_up", warm_up},
           {"answer_cache_hits", cache_hits},
           {"server_cpu_ms_per_request", server_cpu_ms / static_cast<double>(requests)},
