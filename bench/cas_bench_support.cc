@@ -114,6 +114,13 @@ double ProcessCpuMs(pid_t pid) {
   return ticks * 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
+double ProcessRssMiB(pid_t pid) {
+  const std::string status = ReadAll("/proc/" + std::to_string(pid) + "/status");
+  const size_t at = status.find("VmRSS:");
+  if (at == std::string::npos) return 0;
+  return std::strtod(status.c_str() + at + 6, nullptr) / 1024.0;  // the value is in kB
+}
+
 double ThreadCpuMs() {
   timespec ts{};
   ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);

@@ -29,6 +29,8 @@ nlohmann::json ToJson(const Summary& s);
 
 // CPU time (user + system, all threads) `pid` has used so far, in ms (10 ms resolution).
 double ProcessCpuMs(pid_t pid);
+// Resident memory of `pid` now (VmRSS), in MiB; 0 if unreadable.
+double ProcessRssMiB(pid_t pid);
 // CPU time of the calling thread, in ms.
 double ThreadCpuMs();
 

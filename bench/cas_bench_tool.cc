@@ -8,9 +8,13 @@
 //       bytes (no compression), "unmerged" (consecutive terms name different xorbs; each
 //       xorb's 100 terms are the disjoint runs [10k, 10k+8)) and "merged" (each xorb's 100
 //       terms adjacent in the file, runs [10k, 10k+10)). Uploads the xorbs and one shard
-//       (verification hashes, file hashes) over HTTP, then times, one request at a time on
-//       one keep-alive connection, GET /v2/reconstructions full and random-range for each
-//       shape and GET /v1/reconstructions full unmerged, to the body's last byte.
+//       (verification hashes, file hashes) over HTTP to a setup server, then, per case, starts
+//       a fresh server on that data directory and times every request from the first one
+//       (no warm-up), one at a time on one keep-alive connection, to the body's last byte:
+//       GET /v2/reconstructions of the whole file with a Range trimming 1..64 bytes off each
+//       end (so no cached answer applies: built every time), of the whole file without Range
+//       (the answer cache serves every request but the first), of random ranges of <= 1 MiB,
+//       and GET /v1/reconstructions of the whole file.
 //   cas_bench_tool ingest [--iterations 10] [--perf-dir DIR]
 //       A 64 MiB xorb of 1,024 text-like 64 KiB chunks, LZ4: (a) ParseAndVerifyXorb +
 //       footer in process, (b) IngestXorb into a LocalObjectStore + SqliteIndex (durable),
@@ -184,6 +188,22 @@ constexpr uint32_t kReconTermsPerXorb = kReconTerms / kReconXorbs;
 constexpr size_t kReconChunkBytes = 64;
 constexpr uint64_t kMaxRangeBytes = 1 << 20;  // random ranges: 1 B .. 1 MiB (~1,600 terms)
 
+// The answer-cache counter `result` ("hit" or "miss") from the server's /metrics.
+uint64_t AnswerCacheCount(HttpClient& http, const ServerProcess& server, const char* result) {
+  const auto r = http.Request("GET", server.url() + "/metrics", {});
+  Expect200(r, "metrics");
+  const std::string key = std::string("xetstore_answer_cache_total{result=\"") + result + "\"} ";
+  const size_t at = r.body.find(key);
+  return at == std::string::npos ? 0 : std::stoull(r.body.substr(at + key.size()));
+}
+
+// How a recon case picks each request's Range header.
+enum class ReconRange {
+  kNone,     // the whole file, no Range: after the first request, the answer cache serves it
+  kTrimmed,  // the whole file but 1..64 bytes off each end: built afresh every time
+  kRandom,   // 1 B .. 1 MiB at a uniformly random start
+};
+
 void RunRecon(const Options& opts) {
   const size_t requests = opts.GetSize("requests", 200);
   const std::string perf_dir = opts.Get("perf-dir", "");
@@ -208,56 +228,67 @@ void RunRecon(const Options& opts) {
       std::to_string(static_cast<int>(MsSince(t_build))) + " ms");
 
   TempDir dir("recon");
-  ServerProcess server(opts.Get("xetstore", ""), dir.path() + "/data");
-  const std::string writer = server.CreateToken("write", "bench/recon");
-  const std::string reader = server.CreateToken("read", "bench/recon");
-  const auto t_upload = Clock::now();
-  UploadXorbs(server, writer, xorbs, 4);
-  const double xorbs_ms = MsSince(t_upload);
-  HttpClient http;
-  const auto t_shard = Clock::now();
-  auto r = http.Request("POST", server.url() + "/v1/shards", {Bearer(writer)}, shard);
-  Expect200(r, "shard upload");
-  const double shard_ms = MsSince(t_shard);
-  Log("uploaded 1,000 xorbs in " + std::to_string(static_cast<int>(xorbs_ms)) +
-      " ms, the shard in " + std::to_string(static_cast<int>(shard_ms)) + " ms");
-  Emit({{"bench", "recon_setup"},
-        {"xorb_upload_ms", xorbs_ms},
-        {"shard_bytes", shard.size()},
-        {"shard_commit_ms", shard_ms}});
+  const std::string xetstore = opts.Get("xetstore", "");
+  const std::string data_dir = dir.path() + "/data";
+  std::string reader;
+  {
+    // Setup on a server of its own, stopped before the timed cases: each case starts a fresh
+    // server on this data directory, so its first request is the first after a start.
+    ServerProcess server(xetstore, data_dir);
+    const std::string writer = server.CreateToken("write", "bench/recon");
+    reader = server.CreateToken("read", "bench/recon");
+    const auto t_upload = Clock::now();
+    UploadXorbs(server, writer, xorbs, 4);
+    const double xorbs_ms = MsSince(t_upload);
+    HttpClient http;
+    const auto t_shard = Clock::now();
+    auto r = http.Request("POST", server.url() + "/v1/shards", {Bearer(writer)}, shard);
+    Expect200(r, "shard upload");
+    const double shard_ms = MsSince(t_shard);
+    Log("uploaded 1,000 xorbs in " + std::to_string(static_cast<int>(xorbs_ms)) +
+        " ms, the shard in " + std::to_string(static_cast<int>(shard_ms)) + " ms");
+    Emit({{"bench", "recon_setup"},
+          {"xorb_upload_ms", xorbs_ms},
+          {"shard_bytes", shard.size()},
+          {"shard_commit_ms", shard_ms}});
 
-  // Sanity: both answers are complete.
-  for (const auto& [id, name] : {std::pair{unmerged_id, "unmerged"}, {merged_id, "merged"}}) {
-    r = http.Request("GET", server.url() + "/v2/reconstructions/" + id, {Bearer(reader)});
-    Expect200(r, "reconstruction");
-    const json j = json::parse(r.body);
-    size_t ranges = 0;
-    for (const auto& [x, entries] : j["xorbs"].items()) {
-      for (const auto& e : entries) ranges += e["ranges"].size();
+    // Sanity: both answers are complete.
+    for (const auto& [id, name] : {std::pair{unmerged_id, "unmerged"}, {merged_id, "merged"}}) {
+      r = http.Request("GET", server.url() + "/v2/reconstructions/" + id, {Bearer(reader)});
+      Expect200(r, "reconstruction");
+      const json j = json::parse(r.body);
+      size_t ranges = 0;
+      for (const auto& [x, entries] : j["xorbs"].items()) {
+        for (const auto& e : entries) ranges += e["ranges"].size();
+      }
+      if (j["terms"].size() != kReconTerms || j["xorbs"].size() != kReconXorbs) {
+        throw std::runtime_error(std::string("unexpected reconstruction for ") + name);
+      }
+      Emit({{"bench", "recon_shape"},
+            {"shape", name},
+            {"terms", j["terms"].size()},
+            {"xorbs", j["xorbs"].size()},
+            {"fetch_ranges", ranges},
+            {"v2_body_bytes", r.body.size()}});
     }
-    if (j["terms"].size() != kReconTerms || j["xorbs"].size() != kReconXorbs) {
-      throw std::runtime_error(std::string("unexpected reconstruction for ") + name);
-    }
-    Emit({{"bench", "recon_shape"},
-          {"shape", name},
-          {"terms", j["terms"].size()},
-          {"xorbs", j["xorbs"].size()},
-          {"fetch_ranges", ranges},
-          {"v2_body_bytes", r.body.size()}});
   }
 
   struct Case {
     std::string name, version, id;
     uint64_t size;
-    bool ranged;
+    ReconRange range;
     double target_p99_ms;
   };
   std::vector<Case> cases = {
-      {"v2 full, unmerged", "v2", unmerged_id, unmerged_size, false, 25},
-      {"v2 full, merged", "v2", merged_id, merged_size, false, 15},
-      {"v2 random range, unmerged", "v2", unmerged_id, unmerged_size, true, 5},
-      {"v2 random range, merged", "v2", merged_id, merged_size, true, 5},
-      {"v1 full, unmerged", "v1", unmerged_id, unmerged_size, false, 50},
+      {"v2 full, unmerged (uncached: trimmed Range)", "v2", unmerged_id, unmerged_size,
+       ReconRange::kTrimmed, 25},
+      {"v2 full, merged (uncached: trimmed Range)", "v2", merged_id, merged_size,
+       ReconRange::kTrimmed, 15},
+      {"v2 full, unmerged (answer cache)", "v2", unmerged_id, unmerged_size, ReconRange::kNone, 25},
+      {"v2 full, merged (answer cache)", "v2", merged_id, merged_size, ReconRange::kNone, 15},
+      {"v2 random range, unmerged", "v2", unmerged_id, unmerged_size, ReconRange::kRandom, 5},
+      {"v2 random range, merged", "v2", merged_id, merged_size, ReconRange::kRandom, 5},
+      {"v1 full, unmerged (answer cache)", "v1", unmerged_id, unmerged_size, ReconRange::kNone, 50},
   };
   if (const std::string only = opts.Get("only", ""); !only.empty()) {  // e.g. --only v1
     std::erase_if(cases, [&](const Case& c) { return c.name.find(only) == std::string::npos; });
@@ -265,27 +296,28 @@ void RunRecon(const Options& opts) {
   std::mt19937_64 rng(42);
   int case_no = 0;
   for (const Case& c : cases) {
-    const std::string url = server.url() + "/" + c.version + "/reconstructions/" + c.id;
-    auto headers_for = [&](bool ranged) {
+    auto headers_for = [&]() {
       std::vector<std::string> h = {Bearer(reader)};
-      if (ranged) {
-        const uint64_t start = rng() % c.size;
-        const uint64_t len = 1 + rng() % kMaxRangeBytes;
-        const uint64_t end = std::min(c.size - 1, start + len - 1);
+      uint64_t start = 0, end = c.size - 1;
+      if (c.range == ReconRange::kTrimmed) {
+        start = 1 + rng() % 64;
+        end = c.size - 2 - rng() % 64;
+      } else if (c.range == ReconRange::kRandom) {
+        start = rng() % c.size;
+        end = std::min(c.size - 1, start + rng() % kMaxRangeBytes);
+      }
+      if (c.range != ReconRange::kNone) {
         h.push_back("Range: bytes=" + std::to_string(start) + "-" + std::to_string(end));
       }
       return h;
     };
-    // Warm-up, so the timed requests measure a warm server: the connection, the xorb record
-    // cache (one whole-file answer loads every table the file uses) and the server's worker
-    // threads. Each worker thread allocates from its own malloc arena, which grows (page
-    // faults, zero-filled pages) on its first large answers; with 5 warm-ups the first ~10
-    // timed random ranges took 10-40 ms against ~2 ms after (perf: memset and page faults
-    // in answer building), so 20 warm-ups reach every worker thread.
-    Expect200(http.Request("GET", url, headers_for(false), {}, false), c.name);
-    for (int i = 0; i < 20; ++i) {
-      Expect200(http.Request("GET", url, headers_for(c.ranged), {}, false), c.name);
-    }
+    // No warm-up: a fresh server (empty caches, new SQLite connections, worker threads that
+    // have not allocated yet) and a new connection, and the first request is timed.
+    const auto t_start = Clock::now();
+    ServerProcess server(xetstore, data_dir);
+    const double start_ms = MsSince(t_start);
+    const double start_rss_mib = ProcessRssMiB(server.pid());
+    HttpClient http;
     std::vector<double> ms;
     size_t bytes = 0;
     const double server_cpu0 = ProcessCpuMs(server.pid());
@@ -293,8 +325,9 @@ void RunRecon(const Options& opts) {
       PerfRecording perf(
           server.pid(),
           perf_dir.empty() ? "" : perf_dir + "/recon-" + std::to_string(++case_no) + ".data");
+      const std::string url = server.url() + "/" + c.version + "/reconstructions/" + c.id;
       for (size_t i = 0; i < requests; ++i) {
-        const auto headers = headers_for(c.ranged);  // outside the timed span
+        const auto headers = headers_for();  // outside the timed span
         const auto t0 = Clock::now();
         const auto res = http.Request("GET", url, headers, {}, false);
         ms.push_back(MsSince(t0));
@@ -305,11 +338,29 @@ void RunRecon(const Options& opts) {
       }
     }
     const double server_cpu_ms = ProcessCpuMs(server.pid()) - server_cpu0;
+    // The uncached cases must not have been answered from the answer cache.
+    const uint64_t cache_hits = AnswerCacheCount(http, server, "hit");
+    if (c.range != ReconRange::kNone && cache_hits != 0) {
+      throw std::runtime_error(c.name + ": " + std::to_string(cache_hits) + " answer-cache hits");
+    }
+    // What the server did at start before listening (its cache warm-up line), if anything.
+    std::string warm_up;
+    const std::string server_log = server.Log();
+    if (std::smatch m; std::regex_search(server_log, m, std::regex("xetstore: (cached [^\n]*)"))) {
+      warm_up = m[1];
+    }
     const Summary s = Summarize(ms);
     Emit({{"bench", "recon"},
           {"case", c.name},
           {"unit", "ms"},
           {"stats", ToJson(s)},
+          {"first_ms", ms.front()},
+          {"head_ms", std::vector<double>(ms.begin(), ms.begin() + std::min<size_t>(5, ms.size()))},
+          {"server_start_ms", start_ms},
+          {"server_rss_mib_at_start", start_rss_mib},
+          {"server_rss_mib_at_end", ProcessRssMiB(server.pid())},
+          {"server_warm_up", warm_up},
+          {"answer_cache_hits", cache_hits},
           {"server_cpu_ms_per_request", server_cpu_ms / static_cast<double>(requests)},
           {"mean_body_bytes", bytes / std::max<size_t>(1, requests)},
           {"target", "p99 <= " + std::to_string(static_cast<int>(c.target_p99_ms)) + " ms"},

@@ -105,6 +105,8 @@ CasService::CasService(CasServiceConfig config, Index& index, ObjectStore& objec
       own_metrics_(metrics ? nullptr : std::make_unique<Metrics>()),
       counters_(std::make_unique<Counters>(metrics ? *metrics : *own_metrics_)),
       xorb_cache_(index, config_.xorb_cache_bytes),
+      file_cache_(index, config_.file_cache_bytes),
+      plan_cache_(config_.plan_cache_bytes),
       answer_cache_(config_.answer_cache_bytes, config_.transfer_url_ttl_s * 3 / 4),
       recent_xorbs_(config_.recent_xorb_cache_bytes) {}
 
@@ -114,6 +116,30 @@ void CasService::SetPublicUrl(std::string url) {
   std::lock_guard lock(public_url_mu_);
   config_.public_url = std::move(url);
   answer_cache_.Clear();  // its answers name the old base
+}
+
+Result<CacheWarmStats> CasService::WarmCaches(size_t budget_bytes,
+                                              std::chrono::milliseconds max_time) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto deadline = t0 + max_time;
+  XET_ASSIGN_OR_RETURN(CacheWarmStats stats,
+                       WarmRecordCaches(index_, xorb_cache_, file_cache_, budget_bytes, deadline));
+  const size_t plan_budget = std::min(budget_bytes, plan_cache_.capacity_bytes());
+  for (const Hash& h : stats.file_hashes) {
+    if (std::chrono::steady_clock::now() > deadline) break;
+    auto file = file_cache_.Get(h);
+    if (!file.ok()) return file.status();
+    if (*file == nullptr || (*file)->terms.size() < kWarmPlanMinTerms) continue;
+    if (plan_cache_.bytes() >= plan_budget) break;
+    auto whole = WholePlan(**file);
+    if (!whole.ok()) continue;  // a file that cannot be planned is answered as before
+    if (plan_cache_.Find(h) == nullptr) continue;  // larger than the whole cache
+    ++stats.plans;
+    stats.bytes += WholeFilePlanBytes(**whole);
+  }
+  stats.ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return stats;
 }
 
 std::string CasService::PublicUrl() const {
@@ -328,13 +354,14 @@ Status CasService::CheckFileVisible(const Principal& p, const Hash& file_hash) {
   return visible ? Status::Ok() : Status::NotFound("file not found");
 }
 
-Result<FileRecord> CasService::LoadFile(const Hash& file_hash) {
-  XET_ASSIGN_OR_RETURN(auto rec, index_.GetFile(file_hash));
+Result<std::shared_ptr<const FileRecord>> CasService::LoadFile(const Hash& file_hash) {
+  XET_ASSIGN_OR_RETURN(auto rec, file_cache_.Get(file_hash));
   if (!rec) return Status::NotFound("file not found");
-  return std::move(*rec);
+  return rec;
 }
 
-Result<FileRecord> CasService::VisibleFile(const Principal& p, const Hash& file_hash) {
+Result<std::shared_ptr<const FileRecord>> CasService::VisibleFile(const Principal& p,
+                                                                  const Hash& file_hash) {
   XET_RETURN_IF_ERROR(CheckFileVisible(p, file_hash));
   return LoadFile(file_hash);
 }
@@ -417,6 +444,34 @@ Result<ReconstructionPlan> Plan(XorbRecordCache& cache, const FileRecord& file,
 
 }  // namespace
 
+Result<std::shared_ptr<const WholeFilePlan>> CasService::WholePlan(const FileRecord& file) {
+  if (auto hit = plan_cache_.Find(file.file_hash)) return hit;
+  std::vector<std::shared_ptr<const XorbRecord>> held;
+  Status lookup_error;
+  auto whole = PlanWholeFile(file, CachedLookup(xorb_cache_, &held, &lookup_error));
+  if (!lookup_error.ok()) return lookup_error;
+  if (!whole.ok()) return whole.status();
+  auto shared = std::make_shared<const WholeFilePlan>(std::move(*whole));
+  plan_cache_.Insert(file.file_hash, shared, WholeFilePlanBytes(*shared));
+  return shared;
+}
+
+Result<ReconstructionPlan> CasService::PlanRange(const FileRecord& file,
+                                                 std::optional<ByteRange> range) {
+  auto whole = WholePlan(file);
+  if (!whole.ok()) {
+    // A file with a broken term (a corrupted index) has no whole plan, but a range that
+    // avoids the term is still answered: plan that range directly, as before.
+    if (whole.status().code() != Status::Code::kCorruption) return whole.status();
+    return Plan(xorb_cache_, file, range);
+  }
+  std::vector<std::shared_ptr<const XorbRecord>> held;
+  Status lookup_error;
+  auto plan = SlicePlan(**whole, CachedLookup(xorb_cache_, &held, &lookup_error), range);
+  if (!lookup_error.ok()) return lookup_error;
+  return plan;
+}
+
 HttpResponse CasService::Reconstruction(const HttpRequest& req, const RouteParams& params,
                                         bool v2) {
   auto principal = Authorize(req, Permission::kRead);
@@ -445,11 +500,11 @@ HttpResponse CasService::Reconstruction(const HttpRequest& req, const RouteParam
   }
   auto file = LoadFile(*hash);
   if (!file.ok()) return ErrorResponse(file.status());
-  auto plan = Plan(xorb_cache_, *file, range);
+  auto plan = PlanRange(**file, range);
   if (!plan.ok()) {
     if (plan.status().code() == Status::Code::kOutOfRange) {
       HttpResponse res = HttpResponse::Error(416, "range starts past the end of the file");
-      res.headers.Set("Content-Range", "bytes */" + std::to_string(file->size));
+      res.headers.Set("Content-Range", "bytes */" + std::to_string((*file)->size));
       return res;
     }
     return ErrorResponse(plan.status());
@@ -512,7 +567,7 @@ HttpResponse CasService::BatchReconstruction(const HttpRequest& req, const Route
       }
       return ErrorResponse(file.status());
     }
-    auto plan = Plan(xorb_cache_, *file, std::nullopt);
+    auto plan = PlanRange(**file, std::nullopt);
     if (!plan.ok()) return ErrorResponse(plan.status());
     plans.push_back(std::move(*plan));
   }
@@ -584,7 +639,7 @@ HttpResponse CasService::GetFileChunkHashes(const HttpRequest& req, const RouteP
   std::vector<std::shared_ptr<const XorbRecord>> held;
   Status lookup_error;
   auto json =
-      BuildFileChunkHashesJson(*file, CachedLookup(xorb_cache_, &held, &lookup_error), *dirty);
+      BuildFileChunkHashesJson(**file, CachedLookup(xorb_cache_, &held, &lookup_error), *dirty);
   if (!lookup_error.ok()) return ErrorResponse(lookup_error);
   if (!json.ok()) return ErrorResponse(json.status());
   return HttpResponse::Json(std::move(*json));

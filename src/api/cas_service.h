@@ -3,6 +3,7 @@
 // server/http.h types; RegisterCasRoutes binds them to a Router.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -11,7 +12,11 @@
 
 #include "api/answer_cache.h"
 #include "api/auth.h"
+#include "api/cache_warmer.h"
+#include "api/file_record_cache.h"
 #include "api/recent_xorb_cache.h"
+#include "api/reconstruction.h"
+#include "api/record_lru.h"
 #include "api/shard_ingest.h"
 #include "api/xorb_record_cache.h"
 #include "server/http.h"
@@ -31,6 +36,8 @@ struct CasServiceConfig {
   int64_t dedup_key_ttl_s = 7 * 24 * 3600;  // shard_key_expiry of global-dedup answers
   size_t dedup_max_xorbs = 8;               // xorbs listed in one global-dedup answer
   size_t xorb_cache_bytes = 256 << 20;      // memory for cached xorb chunk tables
+  size_t file_cache_bytes = 64 << 20;       // memory for cached file records (terms)
+  size_t plan_cache_bytes = 64 << 20;       // memory for cached whole-file plans
   // Memory for whole reconstruction answers of large files (api/answer_cache.h); 0 = off.
   // Cached answers are served while their URLs have >= 3/4 of transfer_url_ttl_s left.
   size_t answer_cache_bytes = 256 << 20;
@@ -50,6 +57,14 @@ class CasService {
 
   // Replaces the base of the URLs handed out (e.g. once an ephemeral port is known).
   void SetPublicUrl(std::string url);
+
+  // Fills the xorb-table and file-record caches with the newest records, then the plan
+  // cache with the whole plans of those files that have at least kWarmPlanMinTerms terms,
+  // up to `budget_bytes` each and for at most `max_time` (api/cache_warmer.h); for the
+  // start, before requests arrive.
+  Result<CacheWarmStats> WarmCaches(size_t budget_bytes, std::chrono::milliseconds max_time);
+  // Smaller files plan in microseconds: their plans are left to the first request.
+  static constexpr size_t kWarmPlanMinTerms = 1024;
 
   HttpResponse UploadXorb(const HttpRequest& req, const RouteParams& params);
   HttpResponse HeadXorb(const HttpRequest& req, const RouteParams& params);
@@ -72,11 +87,16 @@ class CasService {
  private:
   Result<Principal> Authorize(const HttpRequest& req, Permission needed) const;
   // The file if it exists and one of the principal's scopes can see it; NotFound otherwise.
-  Result<FileRecord> VisibleFile(const Principal& p, const Hash& file_hash);
+  Result<std::shared_ptr<const FileRecord>> VisibleFile(const Principal& p, const Hash& file_hash);
   // OK if one of the principal's scopes can see the file; NotFound otherwise.
   Status CheckFileVisible(const Principal& p, const Hash& file_hash);
   // The file's record regardless of scopes; NotFound if it is not registered.
-  Result<FileRecord> LoadFile(const Hash& file_hash);
+  Result<std::shared_ptr<const FileRecord>> LoadFile(const Hash& file_hash);
+  // The plan of `file`'s bytes `range` (all of it for nullopt), cut from its cached
+  // whole-file plan (planned and cached on a miss); PlanReconstruction's result and errors.
+  Result<ReconstructionPlan> PlanRange(const FileRecord& file, std::optional<ByteRange> range);
+  // The cached whole-file plan of `file`, planned and cached on a miss.
+  Result<std::shared_ptr<const WholeFilePlan>> WholePlan(const FileRecord& file);
   HttpResponse Reconstruction(const HttpRequest& req, const RouteParams& params, bool v2);
   std::string PublicUrl() const;
   void CountShard(const Result<ShardIngestResult>& result);
@@ -91,6 +111,8 @@ class CasService {
   std::unique_ptr<Metrics> own_metrics_;  // when the caller passed none
   std::unique_ptr<Counters> counters_;
   XorbRecordCache xorb_cache_;
+  FileRecordCache file_cache_;
+  RecordLru<WholeFilePlan> plan_cache_;
   AnswerCache answer_cache_;
   RecentXorbCache recent_xorbs_;
 };

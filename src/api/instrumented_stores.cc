@@ -41,6 +41,9 @@ class InstrumentedIndex final : public Index {
   Result<bool> HasXorb(const Hash& h) override {
     return Count(inner_.HasXorb(h), errors_, reporter_);
   }
+  Status ForEachRecentXorb(const std::function<bool(XorbRecord)>& visit) override {
+    return Count(inner_.ForEachRecentXorb(visit), errors_, reporter_);
+  }
   Result<bool> XorbVisible(const Hash& h, std::span<const Scope> s) override {
     return Count(inner_.XorbVisible(h, s), errors_, reporter_);
   }
@@ -56,6 +59,9 @@ class InstrumentedIndex final : public Index {
   }
   Result<bool> FileVisible(const Hash& h, std::span<const Scope> s) override {
     return Count(inner_.FileVisible(h, s), errors_, reporter_);
+  }
+  Status ForEachRecentFile(const std::function<bool(FileRecord)>& visit) override {
+    return Count(inner_.ForEachRecentFile(visit), errors_, reporter_);
   }
   Result<std::vector<Hash>> FindXorbsWithChunk(const Hash& h, std::span<const Scope> s,
                                                size_t limit) override {

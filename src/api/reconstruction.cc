@@ -7,6 +7,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "common/decimal.h"
 #include "common/huge_pages.h"
 
 namespace xet {
@@ -181,7 +182,7 @@ inline char* Lit(char* p, const char (&s)[N]) {
   std::memcpy(p, s, N - 1);
   return p + N - 1;
 }
-inline char* Num(char* p, uint64_t v) { return std::to_chars(p, p + 20, v).ptr; }
+inline char* Num(char* p, uint64_t v) { return WriteDecimal(p, v); }
 inline char* Hex(char* p, const char* hex) {
   std::memcpy(p, hex, 64);
   return p + 64;
@@ -245,6 +246,99 @@ size_t EstimateTermsSize(size_t terms) { return terms * 150 + 64; }
 
 }  // namespace
 
+namespace {
+
+// The file's bytes [*start, *end) that `range` asks for, of `total`; an empty span when the
+// answer has no terms. The errors PlanReconstruction documents for a range.
+Status ResolveRange(uint64_t total, const std::optional<ByteRange>& range, uint64_t* start,
+                    uint64_t* end) {
+  *start = 0;
+  *end = total;
+  if (!range) return Status::Ok();
+  if (range->last < range->first) return Status::InvalidArgument("range end before start");
+  if (total == 0 && range->first == 0) return Status::Ok();
+  if (range->first >= total) {
+    return Status::OutOfRange("range start " + std::to_string(range->first) +
+                              " is not before the file size " + std::to_string(total));
+  }
+  *start = range->first;
+  *end = std::min(range->last, total - 1) + 1;
+  return Status::Ok();
+}
+
+// The answer term for file term `t` over chunk table `x` (the plan's xorb `slot`), where the
+// term holds the file's bytes [cum, cum + t.unpacked_bytes) and the answer wants [start,
+// end): cut to those bytes when it straddles either end (a cut at the start also sets
+// *offset_into_first_range). Corruption when the term does not fit the table.
+inline Status AnswerTerm(const FileTerm& t, const XorbRecord& x, uint32_t slot, uint64_t cum,
+                         uint64_t start, uint64_t end, ReconstructionTerm* term,
+                         uint64_t* offset_into_first_range) {
+  if (t.chunk_start >= t.chunk_end || t.chunk_end > x.chunks.size()) {
+    return TermCorruption(t, "chunk range outside the xorb's chunk table");
+  }
+  const uint64_t len = t.unpacked_bytes;
+  uint32_t base = UncompressedStart(x, t.chunk_start);
+  uint32_t term_end = x.chunks[t.chunk_end - 1].uncompressed_end;
+  if (term_end < base || term_end - base != t.unpacked_bytes) {
+    return TermCorruption(t, "unpacked size disagrees with the xorb's chunk table");
+  }
+
+  ReconstructionTerm out{slot, t.chunk_start, t.chunk_end, t.unpacked_bytes};
+  auto first_chunk = x.chunks.begin() + t.chunk_start;
+  auto last_chunk = x.chunks.begin() + t.chunk_end;
+  if (cum < start) {
+    // First term of a range starting inside it: skip the chunks that end at or before
+    // `start`; the rest of the way into the first kept chunk is offset_into_first_range.
+    uint64_t target = base + (start - cum);  // < term_end, fits in u32
+    auto it =
+        std::upper_bound(first_chunk, last_chunk, target,
+                         [](uint64_t v, const XorbChunkRow& c) { return v < c.uncompressed_end; });
+    if (it == last_chunk) return TermCorruption(t, "chunk table not ascending");
+    out.chunk_start = static_cast<uint32_t>(it - x.chunks.begin());
+    *offset_into_first_range = target - UncompressedStart(x, out.chunk_start);
+  }
+  if (cum + len > end) {
+    // Last term of a range ending inside it: keep chunks up to the one holding end - 1.
+    uint64_t target = base + (end - cum);  // first byte not needed, relative to the xorb
+    auto it =
+        std::lower_bound(x.chunks.begin() + out.chunk_start, last_chunk, target,
+                         [](const XorbChunkRow& c, uint64_t v) { return c.uncompressed_end < v; });
+    if (it == last_chunk) return TermCorruption(t, "chunk table not ascending");
+    out.chunk_end = static_cast<uint32_t>(it - x.chunks.begin()) + 1;
+  }
+  if (out.chunk_start != t.chunk_start || out.chunk_end != t.chunk_end) {
+    out.unpacked_length =
+        x.chunks[out.chunk_end - 1].uncompressed_end - UncompressedStart(x, out.chunk_start);
+  }
+  uint32_t byte_start = CompressedStart(x, out.chunk_start);
+  uint32_t byte_end = x.chunks[out.chunk_end - 1].compressed_end;  // exclusive
+  if (byte_end <= byte_start) {
+    return TermCorruption(t, "chunk table has empty or descending compressed offsets");
+  }
+  out.bytes_first = byte_start;
+  out.bytes_last = byte_end - 1u;
+  *term = out;
+  return Status::Ok();
+}
+
+// Fills each plan.xorbs[i].ranges from the terms naming it: grouped by xorb (counting sort),
+// then sorted and merged.
+void GroupFetchRanges(ReconstructionPlan* plan) {
+  std::vector<uint32_t> first(plan->xorbs.size() + 1, 0);
+  for (const ReconstructionTerm& t : plan->terms) ++first[t.xorb_index + 1];
+  for (size_t i = 1; i < first.size(); ++i) first[i] += first[i - 1];
+  for (size_t i = 0; i < plan->xorbs.size(); ++i) {
+    plan->xorbs[i].ranges.reserve(first[i + 1] - first[i]);
+  }
+  for (const ReconstructionTerm& t : plan->terms) {
+    plan->xorbs[t.xorb_index].ranges.push_back(
+        XorbFetchRange{t.chunk_start, t.chunk_end, ByteRange{t.bytes_first, t.bytes_last}});
+  }
+  for (XorbFetchPlan& xp : plan->xorbs) MergeRanges(&xp.ranges);
+}
+
+}  // namespace
+
 Result<ReconstructionPlan> PlanReconstruction(const FileRecord& file, const XorbLookup& lookup,
                                               std::optional<ByteRange> range) {
   uint64_t total = 0;
@@ -258,18 +352,9 @@ Result<ReconstructionPlan> PlanReconstruction(const FileRecord& file, const Xorb
   }
   ReconstructionPlan plan;
   uint64_t start = 0;
-  uint64_t end = total;  // exclusive
-  if (range) {
-    if (range->last < range->first) return Status::InvalidArgument("range end before start");
-    if (total == 0 && range->first == 0) return plan;
-    if (range->first >= total) {
-      return Status::OutOfRange("range start " + std::to_string(range->first) +
-                                " is not before the file size " + std::to_string(total));
-    }
-    start = range->first;
-    end = std::min(range->last, total - 1) + 1;
-  }
-  if (total == 0) return plan;
+  uint64_t end = 0;  // exclusive
+  XET_RETURN_IF_ERROR(ResolveRange(total, range, &start, &end));
+  if (start >= end) return plan;
 
   XorbSlots slots;
   std::vector<const XorbRecord*> records;
@@ -315,66 +400,95 @@ Result<ReconstructionPlan> PlanReconstruction(const FileRecord& file, const Xorb
       records.push_back(rec);
       plan.xorbs.push_back(XorbFetchPlan{t.xorb_hash, {}});
     }
-    const XorbRecord& x = *records[slot];
-    if (t.chunk_start >= t.chunk_end || t.chunk_end > x.chunks.size()) {
-      return TermCorruption(t, "chunk range outside the xorb's chunk table");
-    }
-    uint32_t base = UncompressedStart(x, t.chunk_start);
-    uint32_t term_end = x.chunks[t.chunk_end - 1].uncompressed_end;
-    if (term_end < base || term_end - base != t.unpacked_bytes) {
-      return TermCorruption(t, "unpacked size disagrees with the xorb's chunk table");
-    }
-
-    ReconstructionTerm out{slot, t.chunk_start, t.chunk_end, t.unpacked_bytes};
-    auto first_chunk = x.chunks.begin() + t.chunk_start;
-    auto last_chunk = x.chunks.begin() + t.chunk_end;
-    if (cum < start) {
-      // First term of a range starting inside it: skip the chunks that end at or before
-      // `start`; the rest of the way into the first kept chunk is offset_into_first_range.
-      uint64_t target = base + (start - cum);  // < term_end, fits in u32
-      auto it = std::upper_bound(
-          first_chunk, last_chunk, target,
-          [](uint64_t v, const XorbChunkRow& c) { return v < c.uncompressed_end; });
-      if (it == last_chunk) return TermCorruption(t, "chunk table not ascending");
-      out.chunk_start = static_cast<uint32_t>(it - x.chunks.begin());
-      plan.offset_into_first_range = target - UncompressedStart(x, out.chunk_start);
-    }
-    if (cum + len > end) {
-      // Last term of a range ending inside it: keep chunks up to the one holding end - 1.
-      uint64_t target = base + (end - cum);  // first byte not needed, relative to the xorb
-      auto it = std::lower_bound(
-          x.chunks.begin() + out.chunk_start, last_chunk, target,
-          [](const XorbChunkRow& c, uint64_t v) { return c.uncompressed_end < v; });
-      if (it == last_chunk) return TermCorruption(t, "chunk table not ascending");
-      out.chunk_end = static_cast<uint32_t>(it - x.chunks.begin()) + 1;
-    }
-    if (out.chunk_start != t.chunk_start || out.chunk_end != t.chunk_end) {
-      out.unpacked_length =
-          x.chunks[out.chunk_end - 1].uncompressed_end - UncompressedStart(x, out.chunk_start);
-    }
-    uint32_t byte_start = CompressedStart(x, out.chunk_start);
-    uint32_t byte_end = x.chunks[out.chunk_end - 1].compressed_end;  // exclusive
-    if (byte_end <= byte_start) {
-      return TermCorruption(t, "chunk table has empty or descending compressed offsets");
-    }
-    out.bytes_first = byte_start;
-    out.bytes_last = byte_end - 1u;
+    ReconstructionTerm out;
+    XET_RETURN_IF_ERROR(
+        AnswerTerm(t, *records[slot], slot, cum, start, end, &out, &plan.offset_into_first_range));
     plan.terms.push_back(out);
     cum += len;
   }
+  GroupFetchRanges(&plan);
+  return plan;
+}
 
-  // Group the terms' chunk ranges by xorb (counting sort), then sort and merge each group.
-  std::vector<uint32_t> first(plan.xorbs.size() + 1, 0);
-  for (const ReconstructionTerm& t : plan.terms) ++first[t.xorb_index + 1];
-  for (size_t i = 1; i < first.size(); ++i) first[i] += first[i - 1];
-  for (size_t i = 0; i < plan.xorbs.size(); ++i) {
-    plan.xorbs[i].ranges.reserve(first[i + 1] - first[i]);
+Result<WholeFilePlan> PlanWholeFile(const FileRecord& file, const XorbLookup& lookup) {
+  XET_ASSIGN_OR_RETURN(ReconstructionPlan plan, PlanReconstruction(file, lookup, std::nullopt));
+  WholeFilePlan whole;
+  whole.size = file.size;
+  whole.term_ends.reserve(plan.terms.size());
+  uint64_t cum = 0;
+  for (const ReconstructionTerm& t : plan.terms)
+    whole.term_ends.push_back(cum += t.unpacked_length);
+  whole.plan = std::move(plan);
+  return whole;
+}
+
+size_t WholeFilePlanBytes(const WholeFilePlan& whole) {
+  size_t bytes = sizeof(WholeFilePlan) + whole.plan.terms.size() * sizeof(ReconstructionTerm) +
+                 whole.term_ends.size() * sizeof(uint64_t) +
+                 whole.plan.xorbs.size() * sizeof(XorbFetchPlan);
+  for (const XorbFetchPlan& x : whole.plan.xorbs) bytes += x.ranges.size() * sizeof(XorbFetchRange);
+  return bytes;
+}
+
+Result<ReconstructionPlan> SlicePlan(const WholeFilePlan& whole, const XorbLookup& lookup,
+                                     std::optional<ByteRange> range) {
+  uint64_t start = 0;
+  uint64_t end = 0;  // exclusive
+  XET_RETURN_IF_ERROR(ResolveRange(whole.size, range, &start, &end));
+  if (start >= end) return ReconstructionPlan{};
+  if (start == 0 && end == whole.size) return whole.plan;
+
+  const std::vector<ReconstructionTerm>& terms = whole.plan.terms;
+  const std::vector<uint64_t>& ends = whole.term_ends;
+  // The first term ending after `start`, and the last one starting before `end`.
+  const size_t first =
+      static_cast<size_t>(std::upper_bound(ends.begin(), ends.end(), start) - ends.begin());
+  const size_t last =
+      static_cast<size_t>(std::lower_bound(ends.begin(), ends.end(), end) - ends.begin());
+  ReconstructionPlan plan;
+  plan.terms.reserve(last - first + 1);
+  std::vector<int32_t> slots(whole.plan.xorbs.size(), -1);  // whole's xorb -> this plan's
+  for (size_t i = first; i <= last && i < terms.size(); ++i) {
+    const ReconstructionTerm& w = terms[i];
+    int32_t& slot = slots[w.xorb_index];
+    if (slot < 0) {
+      slot = static_cast<int32_t>(plan.xorbs.size());
+      plan.xorbs.push_back(XorbFetchPlan{whole.plan.xorbs[w.xorb_index].hash, {}});
+    }
+    const uint64_t cum = i == 0 ? 0 : ends[i - 1];
+    if (cum >= start && ends[i] <= end) {  // kept whole: as planned
+      plan.terms.push_back(w);
+      plan.terms.back().xorb_index = static_cast<uint32_t>(slot);
+      continue;
+    }
+    const FileTerm t{whole.plan.xorbs[w.xorb_index].hash, w.chunk_start, w.chunk_end,
+                     w.unpacked_length};
+    const XorbRecord* rec = lookup(t.xorb_hash);
+    if (rec == nullptr) return TermCorruption(t, "xorb unknown");
+    ReconstructionTerm out;
+    XET_RETURN_IF_ERROR(AnswerTerm(t, *rec, static_cast<uint32_t>(slot), cum, start, end, &out,
+                                   &plan.offset_into_first_range));
+    plan.terms.push_back(out);
   }
-  for (const ReconstructionTerm& t : plan.terms) {
-    plan.xorbs[t.xorb_index].ranges.push_back(
-        XorbFetchRange{t.chunk_start, t.chunk_end, ByteRange{t.bytes_first, t.bytes_last}});
+  if (first == 0 && last + 1 == terms.size()) {
+    // Every term kept (a few bytes off either end): the xorbs come in the whole plan's
+    // order, with its fetch ranges except where a cut term (the first, the last) names them.
+    plan.xorbs = whole.plan.xorbs;
+    for (const size_t cut : {first, last}) {
+      if (plan.terms[cut] == terms[cut]) continue;
+      const uint32_t k = plan.terms[cut].xorb_index;
+      std::vector<XorbFetchRange>& ranges = plan.xorbs[k].ranges;
+      ranges.clear();
+      for (const ReconstructionTerm& t : plan.terms) {
+        if (t.xorb_index == k) {
+          ranges.push_back({t.chunk_start, t.chunk_end, ByteRange{t.bytes_first, t.bytes_last}});
+        }
+      }
+      MergeRanges(&ranges);
+    }
+    return plan;
   }
-  for (XorbFetchPlan& xp : plan.xorbs) MergeRanges(&xp.ranges);
+  GroupFetchRanges(&plan);
   return plan;
 }
 

@@ -56,12 +56,14 @@ struct XorbFetchPlan {
   // The chunk ranges of every term naming this xorb, sorted, with overlapping or adjacent
   // ranges merged.
   std::vector<XorbFetchRange> ranges;
+  friend bool operator==(const XorbFetchPlan&, const XorbFetchPlan&) = default;
 };
 
 struct ReconstructionPlan {
   uint64_t offset_into_first_range = 0;  // bytes to skip in the first term's output
   std::vector<ReconstructionTerm> terms;
   std::vector<XorbFetchPlan> xorbs;  // distinct xorbs, in order of first use by the terms
+  friend bool operator==(const ReconstructionPlan&, const ReconstructionPlan&) = default;
 };
 
 // Plans the reconstruction of `file`, or of the bytes `range` of it (inclusive; last may
@@ -75,6 +77,27 @@ struct ReconstructionPlan {
 //   InvalidArgument  range->last < range->first.
 Result<ReconstructionPlan> PlanReconstruction(const FileRecord& file, const XorbLookup& lookup,
                                               std::optional<ByteRange> range);
+
+// The plan of a whole file, kept to answer any range of it (file records and xorbs never
+// change once registered): SlicePlan cuts a range's plan from it without re-reading the
+// chunk table of every term.
+struct WholeFilePlan {
+  ReconstructionPlan plan;          // PlanReconstruction(file, lookup, nullopt)
+  std::vector<uint64_t> term_ends;  // term_ends[i]: the file offset just past plan.terms[i]
+  uint64_t size = 0;                // the file's size
+};
+
+// PlanReconstruction(file, lookup, std::nullopt), with the terms' end offsets. Its errors.
+Result<WholeFilePlan> PlanWholeFile(const FileRecord& file, const XorbLookup& lookup);
+
+// Exactly PlanReconstruction(file, lookup, range) for the file `whole` was planned from
+// (same terms, xorb order, merged ranges, offset and errors), in time proportional to the
+// terms in the range: only the (at most two) terms the range cuts are looked up.
+Result<ReconstructionPlan> SlicePlan(const WholeFilePlan& whole, const XorbLookup& lookup,
+                                     std::optional<ByteRange> range);
+
+// The memory `whole` holds, for cache accounting.
+size_t WholeFilePlanBytes(const WholeFilePlan& whole);
 
 struct ReconstructionJsonOptions {
   // v2 only: a xorb whose merged ranges exceed this count gets several fetch entries, each

@@ -9,6 +9,8 @@
 #include <charconv>
 #include <cstring>
 
+#include "common/decimal.h"
+
 namespace xet {
 namespace {
 
@@ -27,9 +29,9 @@ char* Put(char* p, std::string_view s) {
 }
 
 char* PutRange(char* p, const ByteRange& r) {
-  p = std::to_chars(p, p + 20, r.first).ptr;
+  p = WriteDecimal(p, r.first);
   *p++ = '-';
-  return std::to_chars(p, p + 20, r.last).ptr;
+  return WriteDecimal(p, r.last);
 }
 
 bool ValidBaseUrlChar(char c) {

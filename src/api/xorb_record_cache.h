@@ -5,11 +5,9 @@
 #pragma once
 
 #include <cstddef>
-#include <list>
 #include <memory>
-#include <mutex>
-#include <unordered_map>
 
+#include "api/record_lru.h"
 #include "common/result.h"
 #include "store/index.h"
 
@@ -23,22 +21,21 @@ class XorbRecordCache {
   // The record, from the cache or the index; nullptr when the xorb is unknown.
   Result<std::shared_ptr<const XorbRecord>> Get(const Hash& xorb_hash);
 
-  // How many records are cached (for tests).
-  size_t size() const;
+  // Caches `record` as read from the index (warming at start), unless it is cached already
+  // or larger than the capacity; evicts the least recently used beyond the capacity.
+  void Insert(XorbRecord record);
+
+  // How many records are cached, their accounted bytes, and the bound on those.
+  size_t size() const { return lru_.size(); }
+  size_t bytes() const { return lru_.bytes(); }
+  size_t capacity_bytes() const { return lru_.capacity_bytes(); }
+
+  // The bytes a record is accounted for.
+  static size_t RecordBytes(const XorbRecord& record);
 
  private:
-  struct Entry {
-    std::shared_ptr<const XorbRecord> record;
-    std::list<Hash>::iterator lru_pos;
-    size_t bytes = 0;
-  };
-
   Index& index_;
-  const size_t capacity_bytes_;
-  mutable std::mutex mu_;
-  std::list<Hash> lru_;  // front = most recently used
-  std::unordered_map<Hash, Entry> entries_;
-  size_t bytes_ = 0;
+  RecordLru<XorbRecord> lru_;
 };
 
 }  // namespace xet

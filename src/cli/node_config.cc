@@ -85,6 +85,12 @@ void AddNodeOptions(CLI::App* cmd, NodeConfig* c, bool server_options) {
       ->envname("XETSTORE_REVOCATION_REFRESH_S")
       ->check(CLI::Range(int64_t{1}, RevocationList::kMaxRefreshSeconds))
       ->capture_default_str();
+  cmd->add_option("--warm-cache-mb", c->warm_cache_mb,
+                  "At start, before listening, cache the chunk tables and file records of the "
+                  "newest xorbs and files, up to this many MiB each; 0 turns it off")
+      ->envname("XETSTORE_WARM_CACHE_MB")
+      ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
   cmd->add_flag("--access-log,!--no-access-log", c->access_log,
                 "Log one JSON line per request to stderr")
       ->envname("XETSTORE_ACCESS_LOG");

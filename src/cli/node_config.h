@@ -24,6 +24,7 @@ struct NodeConfig {
   size_t body_budget_mb = 1024;              // request bodies in flight at once; 0: no limit
   size_t answer_cache_mb = 256;       // whole reconstruction answers of large files kept in memory
   size_t recent_xorb_cache_mb = 256;  // chunk data of recently uploaded xorbs kept in memory
+  size_t warm_cache_mb = 128;         // record caches filled at start, MiB each
   bool access_log = true;
   // How stale (seconds) the list of revoked user tokens that CAS tokens are checked against
   // may get: a revoked token's CAS tokens stop within this long.

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -55,6 +56,14 @@ class Index {
   virtual Result<std::vector<bool>> XorbsVisible(std::span<const Hash> xorb_hashes,
                                                  std::span<const Scope> scopes) = 0;
 
+  // Hands `visit` the records of the most recently stored xorbs, newest first, until it
+  // returns false or every xorb was visited: what a server warms its caches with at start.
+  // Reads one snapshot. The default visits none (an index that cannot scan cheaply).
+  virtual Status ForEachRecentXorb(const std::function<bool(XorbRecord)>& visit) {
+    (void)visit;
+    return Status::Ok();
+  }
+
   // --- files and shards ---
   // Registers a shard's files and xorb visibility for commit.scope. Files already known
   // keep their stored record (content addressing); visibility is added. Idempotent: a
@@ -62,6 +71,11 @@ class Index {
   virtual Result<ShardCommitResult> CommitShard(const ShardCommit& commit) = 0;
   virtual Result<std::optional<FileRecord>> GetFile(const Hash& file_hash) = 0;
   virtual Result<bool> FileVisible(const Hash& file_hash, std::span<const Scope> scopes) = 0;
+  // ForEachRecentXorb for file records: newest registered first.
+  virtual Status ForEachRecentFile(const std::function<bool(FileRecord)>& visit) {
+    (void)visit;
+    return Status::Ok();
+  }
 
   // --- global dedup ---
   // Xorbs holding `chunk_hash` as an eligible chunk that one of `scopes` can see, at most

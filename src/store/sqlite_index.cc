@@ -189,6 +189,22 @@ Result<std::optional<XorbRecord>> SqliteIndex::GetXorb(const Hash& xorb_hash) {
   return std::optional<XorbRecord>(std::move(rec));
 }
 
+Status SqliteIndex::ForEachRecentXorb(const std::function<bool(XorbRecord)>& visit) {
+  auto lease = readers_->Acquire();
+  XET_ASSIGN_OR_RETURN(
+      ScopedStatement stmt,
+      lease.db().Prepare("SELECT hash, object_size, chunks FROM xorbs ORDER BY id DESC"));
+  while (true) {
+    XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
+    if (!row) return Status::Ok();
+    XorbRecord rec;
+    XET_ASSIGN_OR_RETURN(rec.hash, HashColumn(*stmt, 0, "xorb hash"));
+    XET_ASSIGN_OR_RETURN(rec.object_size, FromSqlSize(stmt->ColumnInt64(1), "xorb size"));
+    XET_ASSIGN_OR_RETURN(rec.chunks, DecodeChunkRows(stmt->ColumnBlob(2)));
+    if (!visit(std::move(rec))) return Status::Ok();
+  }
+}
+
 Result<bool> SqliteIndex::HasXorb(const Hash& xorb_hash) {
   auto lease = lookups_->Acquire();
   return ExistsByHash(lease.db(), kXorbExistsSql, xorb_hash);
@@ -292,6 +308,25 @@ Result<std::optional<FileRecord>> SqliteIndex::GetFile(const Hash& file_hash) {
     XET_ASSIGN_OR_RETURN(rec.sha256, HashColumn(*stmt, 2, "file sha256"));
   }
   return std::optional<FileRecord>(std::move(rec));
+}
+
+Status SqliteIndex::ForEachRecentFile(const std::function<bool(FileRecord)>& visit) {
+  auto lease = readers_->Acquire();
+  XET_ASSIGN_OR_RETURN(
+      ScopedStatement stmt,
+      lease.db().Prepare("SELECT hash, size, terms, sha256 FROM files ORDER BY id DESC"));
+  while (true) {
+    XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
+    if (!row) return Status::Ok();
+    FileRecord rec;
+    XET_ASSIGN_OR_RETURN(rec.file_hash, HashColumn(*stmt, 0, "file hash"));
+    XET_ASSIGN_OR_RETURN(rec.size, FromSqlSize(stmt->ColumnInt64(1), "file size"));
+    XET_ASSIGN_OR_RETURN(rec.terms, DecodeFileTerms(stmt->ColumnBlob(2)));
+    if (!stmt->ColumnIsNull(3)) {
+      XET_ASSIGN_OR_RETURN(rec.sha256, HashColumn(*stmt, 3, "file sha256"));
+    }
+    if (!visit(std::move(rec))) return Status::Ok();
+  }
 }
 
 Result<bool> SqliteIndex::FileVisible(const Hash& file_hash, std::span<const Scope> scopes) {

@@ -38,12 +38,14 @@ class SqliteIndex final : public Index {
   Result<std::optional<XorbRecord>> GetXorb(const Hash& xorb_hash) override;
   Result<bool> HasXorb(const Hash& xorb_hash) override;
   Result<bool> XorbVisible(const Hash& xorb_hash, std::span<const Scope> scopes) override;
+  Status ForEachRecentXorb(const std::function<bool(XorbRecord)>& visit) override;
   Result<std::vector<bool>> XorbsVisible(std::span<const Hash> xorb_hashes,
                                          std::span<const Scope> scopes) override;
 
   Result<ShardCommitResult> CommitShard(const ShardCommit& commit) override;
   Result<std::optional<FileRecord>> GetFile(const Hash& file_hash) override;
   Result<bool> FileVisible(const Hash& file_hash, std::span<const Scope> scopes) override;
+  Status ForEachRecentFile(const std::function<bool(FileRecord)>& visit) override;
 
   Result<std::vector<Hash>> FindXorbsWithChunk(const Hash& chunk_hash,
                                                std::span<const Scope> scopes,

@@ -563,3 +563,75 @@ TEST_F(CasServerTest, LargeAnswersAreCachedAfterTheAccessCheck) {
 
 }  // namespace
 }  // namespace xet
+
+namespace xet {
+namespace {
+
+// An answer without its signed URLs (their expiry differs from one second to the next).
+json WithoutUrls(const std::string& body) {
+  json j = json::parse(body);
+  for (const char* section : {"xorbs", "fetch_info"}) {
+    if (!j.contains(section)) continue;
+    for (auto& [xorb, entries] : j[section].items()) {
+      for (auto& e : entries) e.erase("url");
+    }
+  }
+  return j;
+}
+
+TEST_F(CasServerTest, AWarmedStartAnswersExactlyAsAColdOne) {
+  std::vector<uint8_t> data;
+  const auto a = testing::PrepareInterleavedUpload(5000, 64, 15, &data);
+  Upload(*server_, writer_, a);
+  const std::string dir = server_->data_dir();
+  const std::string id = a.file_hash.ToHex();
+  const uint64_t size = data.size();
+  const std::vector<std::string> ranges = {
+      "",  // the whole file
+      "Range: bytes=3-" + std::to_string(size - 6),
+      "Range: bytes=0-0",
+      "Range: bytes=" + std::to_string(size - 1) + "-",
+      "Range: bytes=1000-1999",
+      "Range: bytes=" + std::to_string(size / 3) + "-" + std::to_string(2 * size / 3),
+      "Range: bytes=" + std::to_string(size) + "-",  // 416
+  };
+  auto answers = [&](std::vector<std::string>* raw) {
+    std::vector<json> out;
+    for (const char* version : {"/v2/", "/v1/"}) {
+      for (const std::string& r : ranges) {
+        std::vector<std::string> headers = {Bearer(reader_)};
+        if (!r.empty()) headers.push_back(r);
+        const auto res = Fetch("GET", server_->url() + version + "reconstructions/" + id, headers);
+        out.push_back({{"status", res.status}});
+        if (res.status == 200) {
+          out.back()["body"] = WithoutUrls(res.body);
+          if (raw && std::string(version) == "/v2/") raw->push_back(res.body);
+        }
+      }
+    }
+    return out;
+  };
+
+  ASSERT_EQ(server_->Terminate(), 0);
+  server_ = std::make_unique<ServerProcess>(dir, std::vector<std::string>{"--warm-cache-mb", "0"});
+  EXPECT_EQ(server_->Log().find("xetstore: cached"), std::string::npos);
+  const std::vector<json> cold = answers(nullptr);
+  EXPECT_EQ(cold.back()["status"], 416);
+
+  ASSERT_EQ(server_->Terminate(), 0);
+  server_ = std::make_unique<ServerProcess>(dir);
+  const std::string want_log = "xetstore: cached " + std::to_string(a.xorbs.size()) +
+                               " xorb tables, 1 file records and 1 whole-file plans";
+  EXPECT_NE(server_->Log().find(want_log), std::string::npos) << server_->Log();
+  std::vector<std::string> raw;
+  const std::vector<json> warm = answers(&raw);
+  ASSERT_EQ(warm.size(), cold.size());
+  for (size_t i = 0; i < warm.size(); ++i) EXPECT_EQ(warm[i], cold[i]) << i;
+  // And the warm answers download the right bytes (the trimmed whole file here).
+  ASSERT_GE(raw.size(), 2u);
+  EXPECT_EQ(Download(json::parse(raw[1]), size - 8),
+            testing::AsString(std::span(data).subspan(3, size - 8)));
+}
+
+}  // namespace
+}  // namespace xet
