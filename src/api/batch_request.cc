@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/bucket_path.h"
+#include "api/json_parse.h"
 
 namespace xet {
 namespace {
@@ -174,14 +175,19 @@ Result<std::vector<BatchRequestOp>> ParseBatchRequest(std::string_view body,
       return Status::ResourceExhausted("a batch holds at most " + std::to_string(max_ops) +
                                        " operations; split it into several requests");
     }
-    const json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (!j.is_object()) {
+    if (line.size() > kMaxBatchLineBytes) {
+      return Status::InvalidArgument("line " + std::to_string(line_no) + " is longer than " +
+                                     std::to_string(kMaxBatchLineBytes) +
+                                     " bytes; an operation is one short JSON object");
+    }
+    auto parsed = ParseClientJson(line);
+    if (!parsed.ok() || !parsed->is_object()) {
       return Status::InvalidArgument("line " + std::to_string(line_no) +
                                      " is not a JSON object; the body must be NDJSON, one "
                                      "operation object per line");
     }
     BatchRequestOp& out = ops.emplace_back();
-    out.error = ParseOp(j, bucket_full_name, &out);
+    out.error = ParseOp(*parsed, bucket_full_name, &out);
   }
   return ops;
 }

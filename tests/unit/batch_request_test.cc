@@ -233,3 +233,36 @@ TEST(BatchRequestTest, ValidateBucketFullName) {
 
 }  // namespace
 }  // namespace xet
+
+TEST(BatchRequestTest, AnOverlongLineFailsTheBodyBeforeItIsParsed) {
+  // A valid operation padded with an ignored field up to the limit is accepted ...
+  const std::string head = R"({"type":"deleteFile","path":"a","pad":")";
+  const std::string tail = "\"}";
+  const std::string at_limit =
+      head + std::string(kMaxBatchLineBytes - head.size() - tail.size(), 'x') + tail;
+  ASSERT_EQ(at_limit.size(), kMaxBatchLineBytes);
+  const auto ops = Parse(at_limit + "\n");
+  ASSERT_EQ(ops.size(), 1u);
+  EXPECT_TRUE(ops[0].op) << ops[0].error;
+  // ... one byte more fails the whole body, naming the line.
+  auto r = ParseBatchRequest(R"({"type":"deleteFile","path":"b"})"
+                             "\n" +
+                                 head + "x" + at_limit.substr(head.size()),
+                             "ns/self");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("line 2 is longer than 65536 bytes"), std::string::npos)
+      << r.status().message();
+}
+
+TEST(BatchRequestTest, ADeeplyNestedLineFailsTheBody) {
+  // Within the line limit, but nested far deeper than any operation: refused without
+  // building the nested arrays (api/json_parse.h).
+  const std::string line = R"({"type":"deleteFile","path":"a","x":)" + std::string(60000, '[');
+  auto r = ParseBatchRequest(line, "ns/self");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("line 1"), std::string::npos) << r.status().message();
+  // Shallow nesting in an ignored field is fine.
+  EXPECT_TRUE(Parse(R"({"type":"deleteFile","path":"a","x":[[{"y":[]}]]})")[0].op);
+}
