@@ -231,9 +231,6 @@ TEST(BatchRequestTest, ValidateBucketFullName) {
   }
 }
 
-}  // namespace
-}  // namespace xet
-
 TEST(BatchRequestTest, AnOverlongLineFailsTheBodyBeforeItIsParsed) {
   // A valid operation padded with an ignored field up to the limit is accepted ...
   const std::string head = R"({"type":"deleteFile","path":"a","pad":")";
@@ -266,3 +263,6 @@ TEST(BatchRequestTest, ADeeplyNestedLineFailsTheBody) {
   // Shallow nesting in an ignored field is fine.
   EXPECT_TRUE(Parse(R"({"type":"deleteFile","path":"a","x":[[{"y":[]}]]})")[0].op);
 }
+
+}  // namespace
+}  // namespace xet

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace xet {
 namespace {
@@ -36,8 +37,9 @@ TEST(JsonParseTest, ABracketBombFailsWithoutBuildingItsDocument) {
 }
 
 TEST(JsonParseTest, MalformedTruncatedAndTrailingInputFailWithAMessage) {
-  for (const std::string text : {"", " ", "{", R"({"a":)", R"({"a":1,})", "[1,2", "nul", "1 2",
-                                 "{} x", "\"\\u12\"", std::string("\"a\0b\"", 5), "\xff"}) {
+  for (const std::string& text :
+       std::vector<std::string>{"", " ", "{", R"({"a":)", R"({"a":1,})", "[1,2", "nul", "1 2",
+                                "{} x", "\"\\u12\"", std::string("\"a\0b\"", 5), "\xff"}) {
     auto r = ParseClientJson(text);
     ASSERT_FALSE(r.ok()) << text;
     EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument) << text;

@@ -22,7 +22,8 @@ std::string TooDeep() {
 }
 
 TEST(BucketCreateBodyTest, BlankOrEmptyObjectIsPrivate) {
-  for (const std::string body : {"", " \r\n\t", "{}", R"({"region": null})"}) {
+  for (const std::string& body :
+       std::vector<std::string>{"", " \r\n\t", "{}", R"({"region": null})"}) {
     auto r = ParseBucketCreateBody(body);
     ASSERT_TRUE(r.ok()) << body << ": " << r.status().ToString();
     EXPECT_TRUE(*r) << body;
@@ -43,7 +44,8 @@ TEST(BucketCreateBodyTest, PrivateAndVisibility) {
 }
 
 TEST(BucketCreateBodyTest, NonObjectsTruncatedAndTooDeepBodiesFail) {
-  for (const std::string body : {"[]", "true", "{\"private\":", "{", TooDeep()}) {
+  for (const std::string& body :
+       std::vector<std::string>{"[]", "true", "{\"private\":", "{", TooDeep()}) {
     ExpectInvalid(ParseBucketCreateBody(body).status(), "JSON object");
   }
 }
@@ -78,7 +80,7 @@ TEST(BucketMoveBodyTest, RejectsMissingInvalidAndHostileIds) {
       ParseBucketMoveBody(R"({"fromRepo": "a/b", "toRepo": "c/d", "type": "model"})").status(),
       "\"type\" must be \"bucket\"");
   ExpectInvalid(ParseBucketMoveBody(R"({"fromRepo": "a/b", "toRepo": "c/d"})").status(), "type");
-  for (const std::string body : {"", "[]", "{\"fromRepo\":", TooDeep()}) {
+  for (const std::string& body : std::vector<std::string>{"", "[]", "{\"fromRepo\":", TooDeep()}) {
     ExpectInvalid(ParseBucketMoveBody(body).status(), "JSON object");
   }
 }
@@ -91,15 +93,15 @@ TEST(PathsInfoBodyTest, ValidatesAndDeduplicatesInOrder) {
 }
 
 TEST(PathsInfoBodyTest, RejectsHostilePathsAndShapes) {
-  for (const std::string path :
-       {"../etc/passwd", "/abs", "a//b", "a/./b", "a\\\\b", "a\\u0000b", "trailing/", ""}) {
+  for (const std::string& path : std::vector<std::string>{"../etc/passwd", "/abs", "a//b", "a/./b",
+                                                          "a\\\\b", "a\\u0000b", "trailing/", ""}) {
     ExpectInvalid(ParsePathsInfoBody(R"({"paths": [")" + path + "\"]}", 10).status(),
                   "invalid path");
   }
   ExpectInvalid(ParsePathsInfoBody(R"({"paths": ["a", 1]})", 10).status(), "must hold strings");
   ExpectInvalid(ParsePathsInfoBody(R"({"paths": ["a", "b", "c"]})", 2).status(), "at most 2");
-  for (const std::string body :
-       {"", "[]", R"({"paths": "a"})", R"({"path": []})", R"({"paths": ["a")", TooDeep()}) {
+  for (const std::string& body : std::vector<std::string>{
+           "", "[]", R"({"paths": "a"})", R"({"path": []})", R"({"paths": ["a")", TooDeep()}) {
     ExpectInvalid(ParsePathsInfoBody(body, 10).status(), "JSON object {\"paths\"");
   }
 }
@@ -126,7 +128,7 @@ TEST(BatchReconstructionBodyTest, RejectsMalformedKeysAndTooManyFiles) {
   ExpectInvalid(ParseBatchReconstructionBody(R"(["a"])", 10).status(), "each key must be");
   ExpectInvalid(ParseBatchReconstructionBody(R"([{}, {}, {}])", 2).status(),
                 "too many files in one batch (max 2)");
-  for (const std::string body : {"", "{}", "[{\"hash\":", TooDeep()}) {
+  for (const std::string& body : std::vector<std::string>{"", "{}", "[{\"hash\":", TooDeep()}) {
     ExpectInvalid(ParseBatchReconstructionBody(body, 10).status(), "JSON array");
   }
 }
