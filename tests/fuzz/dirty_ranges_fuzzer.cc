@@ -167,7 +167,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     sizes = {20000, 70000, 5};
   } else {
     const std::string_view rest = input.substr(nl + 1);
-    for (size_t i = 0; i + 1 < rest.size() && sizes.size() < 4096; i += 2) {
+    for (size_t i = 0; i + 1 < rest.size() && sizes.size() < 512; i += 2) {
       const uint32_t unit =
           static_cast<uint8_t>(rest[i]) | (static_cast<uint8_t>(rest[i + 1]) << 8);
       sizes.push_back(1 + unit * 2);
