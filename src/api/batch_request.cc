@@ -1,6 +1,7 @@
 #include "api/batch_request.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 
 #include "api/bucket_path.h"
@@ -90,8 +91,12 @@ bool Overlap(std::string_view a, std::string_view b) {
 }
 
 Error ParseOp(const json& j, std::string_view self, BatchRequestOp* out) {
-  // Report the path as given, even when the operation turns out to be invalid.
-  for (const char* field : {"path", "from"}) {
+  // Report the path as given, even when the operation turns out to be invalid: "from" for
+  // prefix operations, "path" for the others (either, when the type is unknown).
+  const auto type_it = j.find("type");
+  const bool prefix_op =
+      type_it != j.end() && (*type_it == "copyPrefix" || *type_it == "movePrefix");
+  for (const char* field : {prefix_op ? "from" : "path", "from"}) {
     if (auto it = j.find(field); it != j.end() && it->is_string()) {
       out->path = it->get<std::string>();
       break;

@@ -264,5 +264,24 @@ TEST(BatchRequestTest, ADeeplyNestedLineFailsTheBody) {
   EXPECT_TRUE(Parse(R"({"type":"deleteFile","path":"a","x":[[{"y":[]}]]})")[0].op);
 }
 
+TEST(BatchRequestTest, APrefixOperationReportsItsFromEvenWithAStrayPath) {
+  // Found by batch_request_fuzzer: a "path" field on a prefix operation was reported in
+  // place of its "from".
+  const auto ops = Parse(R"({"type":"movePrefix","from":"x","to":"y","path":"old.txt"})"
+                         "\n"
+                         R"({"type":"copyPrefix","from":"d","to":"e","path":"p"})"
+                         "\n"
+                         R"({"type":"movePrefix","path":"p","to":"y"})"
+                         "\n"
+                         R"({"type":"deleteFile","path":"a","from":"f"})");
+  ASSERT_EQ(ops.size(), 4u);
+  EXPECT_EQ(ops[0].path, "x");
+  EXPECT_TRUE(ops[0].op);
+  EXPECT_EQ(ops[1].path, "d");
+  EXPECT_EQ(ops[2].path, "");  // no "from": nothing to report, and the line is invalid
+  EXPECT_FALSE(ops[2].op);
+  EXPECT_EQ(ops[3].path, "a");
+}
+
 }  // namespace
 }  // namespace xet
