@@ -27,6 +27,7 @@
 
 #include "api/auth.h"
 #include "api/crypto_util.h"
+#include "common/bucket_path.h"
 #include "fuzz/support/heap_meter.h"
 #include "store/sqlite_index.h"
 
@@ -122,12 +123,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::istringstream fields{std::string(input.substr(0, nl))};
     std::string id, scope, perm_name;
     int64_t expires = 0;
-    // Ids and scopes are server-made ASCII (MintCasToken's callers pass a token record's id
-    // and a validated bucket name); other bytes are not what it is given.
-    const auto ascii = [](const std::string& s) {
-      return std::all_of(s.begin(), s.end(), [](char c) { return c > 0x20 && c < 0x7F; });
+    // Ids and scopes are what MintCasToken's callers pass: a token record's id ("tok_" + 12
+    // hex digits) and a validated bucket id (NS/NAME, at most 193 bytes), so short printable
+    // ASCII. (Longer ones make tokens over the 8 KiB Authenticate accepts.)
+    const auto fits = [](const std::string& s, size_t max) {
+      return s.size() <= max &&
+             std::all_of(s.begin(), s.end(), [](char c) { return c > 0x20 && c < 0x7F; });
     };
-    if (fields >> id >> scope >> expires >> perm_name && ascii(id) && ascii(scope)) {
+    if (fields >> id >> scope >> expires >> perm_name && fits(id, 64) &&
+        fits(scope, 2 * xet::kMaxBucketNameBytes + 1)) {
       const auto perm = xet::ParsePermission(perm_name);
       if (perm) {
         const std::string token = tokens.service().MintCasToken(id, *perm, scope, expires);
