@@ -152,6 +152,19 @@ Error ParseOp(const json& j, std::string_view self, BatchRequestOp* out) {
   return {};
 }
 
+// Removes the first line from *body and returns it, without its "\n" or "\r\n".
+std::string_view NextLine(std::string_view* body) {
+  const size_t nl = body->find('\n');
+  std::string_view line = body->substr(0, nl);
+  *body = nl == std::string_view::npos ? std::string_view() : body->substr(nl + 1);
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  return line;
+}
+
+bool IsBlank(std::string_view line) {
+  return line.find_first_not_of(" \t") == std::string_view::npos;
+}
+
 }  // namespace
 
 Status ValidateBucketFullName(std::string_view full_name) {
@@ -166,16 +179,18 @@ Status ValidateBucketFullName(std::string_view full_name) {
 Result<std::vector<BatchRequestOp>> ParseBatchRequest(std::string_view body,
                                                       std::string_view bucket_full_name,
                                                       size_t max_ops) {
+  // Room for exactly the operations (an entry is ~280 bytes: none for blank lines).
+  size_t operations = 0;
+  for (std::string_view rest = body; !rest.empty();) {
+    if (!IsBlank(NextLine(&rest))) ++operations;
+  }
   std::vector<BatchRequestOp> ops;
-  ops.reserve(std::min<size_t>(max_ops, std::count(body.begin(), body.end(), '\n') + 1));
+  ops.reserve(std::min(max_ops, operations));
   size_t line_no = 0;
   while (!body.empty()) {
-    const size_t nl = body.find('\n');
-    std::string_view line = body.substr(0, nl);
-    body = nl == std::string_view::npos ? std::string_view() : body.substr(nl + 1);
+    const std::string_view line = NextLine(&body);
     ++line_no;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+    if (IsBlank(line)) continue;
     if (ops.size() == max_ops) {
       return Status::ResourceExhausted("a batch holds at most " + std::to_string(max_ops) +
                                        " operations; split it into several requests");

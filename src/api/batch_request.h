@@ -43,7 +43,9 @@ struct BatchRequestOp {
 // Parses `body` for the bucket named `bucket_full_name` ("NS/NAME"). Blank lines are
 // skipped; a trailing '\r' is ignored. InvalidArgument when a line is not a JSON object
 // (or nests deeper than api/json_parse.h allows) or is longer than kMaxBatchLineBytes;
-// ResourceExhausted when there are more than `max_ops` operations.
+// ResourceExhausted when there are more than `max_ops` operations. Memory: the result has
+// room for exactly its operations (blank lines cost none), and each line's JSON is freed
+// once it is read.
 Result<std::vector<BatchRequestOp>> ParseBatchRequest(std::string_view body,
                                                       std::string_view bucket_full_name,
                                                       size_t max_ops = kMaxBatchOps);
