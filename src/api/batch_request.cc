@@ -1,9 +1,11 @@
 #include "api/batch_request.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 
 #include "api/bucket_path.h"
+#include "api/json_parse.h"
 
 namespace xet {
 namespace {
@@ -89,8 +91,12 @@ bool Overlap(std::string_view a, std::string_view b) {
 }
 
 Error ParseOp(const json& j, std::string_view self, BatchRequestOp* out) {
-  // Report the path as given, even when the operation turns out to be invalid.
-  for (const char* field : {"path", "from"}) {
+  // Report the path as given, even when the operation turns out to be invalid: "from" for
+  // prefix operations, "path" for the others (either, when the type is unknown).
+  const auto type_it = j.find("type");
+  const bool prefix_op =
+      type_it != j.end() && (*type_it == "copyPrefix" || *type_it == "movePrefix");
+  for (const char* field : {prefix_op ? "from" : "path", "from"}) {
     if (auto it = j.find(field); it != j.end() && it->is_string()) {
       out->path = it->get<std::string>();
       break;
@@ -146,6 +152,19 @@ Error ParseOp(const json& j, std::string_view self, BatchRequestOp* out) {
   return {};
 }
 
+// Removes the first line from *body and returns it, without its "\n" or "\r\n".
+std::string_view NextLine(std::string_view* body) {
+  const size_t nl = body->find('\n');
+  std::string_view line = body->substr(0, nl);
+  *body = nl == std::string_view::npos ? std::string_view() : body->substr(nl + 1);
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  return line;
+}
+
+bool IsBlank(std::string_view line) {
+  return line.find_first_not_of(" \t") == std::string_view::npos;
+}
+
 }  // namespace
 
 Status ValidateBucketFullName(std::string_view full_name) {
@@ -160,28 +179,35 @@ Status ValidateBucketFullName(std::string_view full_name) {
 Result<std::vector<BatchRequestOp>> ParseBatchRequest(std::string_view body,
                                                       std::string_view bucket_full_name,
                                                       size_t max_ops) {
+  // Room for exactly the operations (an entry is ~280 bytes: none for blank lines).
+  size_t operations = 0;
+  for (std::string_view rest = body; !rest.empty();) {
+    if (!IsBlank(NextLine(&rest))) ++operations;
+  }
   std::vector<BatchRequestOp> ops;
-  ops.reserve(std::min<size_t>(max_ops, std::count(body.begin(), body.end(), '\n') + 1));
+  ops.reserve(std::min(max_ops, operations));
   size_t line_no = 0;
   while (!body.empty()) {
-    const size_t nl = body.find('\n');
-    std::string_view line = body.substr(0, nl);
-    body = nl == std::string_view::npos ? std::string_view() : body.substr(nl + 1);
+    const std::string_view line = NextLine(&body);
     ++line_no;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+    if (IsBlank(line)) continue;
     if (ops.size() == max_ops) {
       return Status::ResourceExhausted("a batch holds at most " + std::to_string(max_ops) +
                                        " operations; split it into several requests");
     }
-    const json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (!j.is_object()) {
+    if (line.size() > kMaxBatchLineBytes) {
+      return Status::InvalidArgument("line " + std::to_string(line_no) + " is longer than " +
+                                     std::to_string(kMaxBatchLineBytes) +
+                                     " bytes; an operation is one short JSON object");
+    }
+    auto parsed = ParseClientJson(line);
+    if (!parsed.ok() || !parsed->is_object()) {
       return Status::InvalidArgument("line " + std::to_string(line_no) +
                                      " is not a JSON object; the body must be NDJSON, one "
                                      "operation object per line");
     }
     BatchRequestOp& out = ops.emplace_back();
-    out.error = ParseOp(j, bucket_full_name, &out);
+    out.error = ParseOp(*parsed, bucket_full_name, &out);
   }
   return ops;
 }

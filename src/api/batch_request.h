@@ -23,6 +23,9 @@
 namespace xet {
 
 inline constexpr size_t kMaxBatchOps = 100'000;
+// Longest line accepted (a valid operation needs a few KiB at most: two 1 KiB paths, even
+// fully \u-escaped, a hash and a content type). Bounds the JSON DOM built per line.
+inline constexpr size_t kMaxBatchLineBytes = 64 << 10;
 // Longest "contentType" accepted; it is echoed as a response header.
 inline constexpr size_t kMaxContentTypeBytes = 255;
 
@@ -38,8 +41,11 @@ struct BatchRequestOp {
 };
 
 // Parses `body` for the bucket named `bucket_full_name` ("NS/NAME"). Blank lines are
-// skipped; a trailing '\r' is ignored. InvalidArgument when a line is not a JSON object;
-// ResourceExhausted when there are more than `max_ops` operations.
+// skipped; a trailing '\r' is ignored. InvalidArgument when a line is not a JSON object
+// (or nests deeper than api/json_parse.h allows) or is longer than kMaxBatchLineBytes;
+// ResourceExhausted when there are more than `max_ops` operations. Memory: the result has
+// room for exactly its operations (blank lines cost none), and each line's JSON is freed
+// once it is read.
 Result<std::vector<BatchRequestOp>> ParseBatchRequest(std::string_view body,
                                                       std::string_view bucket_full_name,
                                                       size_t max_ops = kMaxBatchOps);

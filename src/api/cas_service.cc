@@ -13,6 +13,7 @@
 #include "api/file_chunk_hashes.h"
 #include "api/http_status.h"
 #include "api/reconstruction.h"
+#include "api/request_bodies.h"
 #include "api/shard_ingest.h"
 #include "api/transfer_signer.h"
 #include "api/xorb_ingest.h"
@@ -538,25 +539,9 @@ HttpResponse CasService::GetReconstructionV1(const HttpRequest& req, const Route
 HttpResponse CasService::BatchReconstruction(const HttpRequest& req, const RouteParams&) {
   auto principal = Authorize(req, Permission::kRead);
   if (!principal.ok()) return ErrorResponse(principal.status());
-  const auto body = nlohmann::json::parse(req.body, nullptr, false);
-  if (!body.is_array()) {
-    return HttpResponse::Error(400, "body must be a JSON array of {\"prefix\", \"hash\"}");
-  }
-  if (body.size() > config_.max_batch_files) {
-    return HttpResponse::Error(
-        400, "too many files in one batch (max " + std::to_string(config_.max_batch_files) + ")");
-  }
-  std::vector<Hash> hashes;
-  for (const auto& key : body) {
-    if (!key.is_object() || !key.contains("hash") || !key["hash"].is_string() ||
-        (key.contains("prefix") && key["prefix"] != "default")) {
-      return HttpResponse::Error(400, "each key must be {\"prefix\": \"default\", \"hash\": ...}");
-    }
-    const std::string hex = key["hash"].get<std::string>();
-    const auto h = Hash::FromHex(hex);
-    if (!h) return HttpResponse::Error(400, "malformed file hash '" + hex + "'");
-    if (std::find(hashes.begin(), hashes.end(), *h) == hashes.end()) hashes.push_back(*h);
-  }
+  auto parsed = ParseBatchReconstructionBody(req.body, config_.max_batch_files);
+  if (!parsed.ok()) return ErrorResponse(parsed.status());
+  const std::vector<Hash>& hashes = *parsed;
   std::vector<ReconstructionPlan> plans;
   plans.reserve(hashes.size());
   for (const Hash& h : hashes) {

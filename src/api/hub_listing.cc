@@ -1,18 +1,14 @@
 // HubService: listing a bucket (GET .../tree[/{prefix}], paginated with Link headers) and
 // looking up many paths at once (POST .../paths-info).
-#include <nlohmann/json.hpp>
-#include <set>
-
 #include "api/bucket_json.h"
 #include "api/bucket_path.h"
 #include "api/http_status.h"
 #include "api/hub_query.h"
 #include "api/hub_service.h"
 #include "api/hub_urls.h"
+#include "api/request_bodies.h"
 
 namespace xet {
-
-using nlohmann::json;
 
 HttpResponse HubService::Tree(const HttpRequest& req, const RouteParams& params) {
   auto caller = IdentifyBucketCaller(tokens_, req);
@@ -52,27 +48,9 @@ HttpResponse HubService::PathsInfo(const HttpRequest& req, const RouteParams& pa
   if (!caller.ok()) return ErrorResponse(caller.status());
   auto bucket = ReadableBucket(*caller, params);
   if (!bucket.ok()) return BucketErrorResponse(bucket.status());
-  const json body = json::parse(req.body, nullptr, false);
-  if (!body.is_object() || !body.contains("paths") || !body["paths"].is_array()) {
-    return HttpResponse::Error(400, "body must be a JSON object {\"paths\": [\"...\", ...]}");
-  }
-  const json& list = body["paths"];
-  if (list.size() > config_.max_paths_info) {
-    return HttpResponse::Error(
-        400, "at most " + std::to_string(config_.max_paths_info) + " paths per request");
-  }
-  std::vector<std::string> paths;
-  std::set<std::string, std::less<>> seen;
-  paths.reserve(list.size());
-  for (const json& p : list) {
-    if (!p.is_string()) return HttpResponse::Error(400, "\"paths\" must hold strings");
-    std::string path = p.get<std::string>();
-    if (Status st = ValidateBucketPath(path); !st.ok()) {
-      return HttpResponse::Error(400, "invalid path '" + path + "': " + st.message());
-    }
-    if (seen.insert(path).second) paths.push_back(std::move(path));
-  }
-  auto entries = index_.GetBucketEntries(bucket->ns, bucket->name, paths);
+  auto paths = ParsePathsInfoBody(req.body, config_.max_paths_info);
+  if (!paths.ok()) return ErrorResponse(paths.status());
+  auto entries = index_.GetBucketEntries(bucket->ns, bucket->name, *paths);
   if (!entries.ok()) return BucketErrorResponse(entries.status());
   return HttpResponse::Json(BucketFilesJson(*entries));
 }

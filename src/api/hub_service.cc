@@ -9,6 +9,7 @@
 #include "api/http_status.h"
 #include "api/hub_query.h"
 #include "api/hub_urls.h"
+#include "api/request_bodies.h"
 
 namespace xet {
 namespace {
@@ -28,34 +29,6 @@ int64_t SystemNowMs() {
 Status ValidateNames(const std::string& ns, const std::string& name) {
   XET_RETURN_IF_ERROR(ValidateBucketName(ns, "namespace"));
   return ValidateBucketName(name, "bucket name");
-}
-
-// The optional JSON object body of a create request ({} when empty).
-Result<bool> ParseCreateBody(const std::string& body) {
-  if (body.find_first_not_of(" \t\r\n") == std::string::npos) return true;
-  const json j = json::parse(body, nullptr, false);
-  if (!j.is_object()) return Status::InvalidArgument("body must be a JSON object");
-  std::optional<bool> is_private;
-  if (auto it = j.find("private"); it != j.end() && !it->is_null()) {
-    if (!it->is_boolean()) return Status::InvalidArgument("\"private\" must be true or false");
-    is_private = it->get<bool>();
-  }
-  if (auto it = j.find("visibility"); it != j.end() && !it->is_null()) {
-    if (!it->is_string() || (*it != "private" && *it != "public")) {
-      return Status::InvalidArgument("\"visibility\" must be \"private\" or \"public\"");
-    }
-    const bool v = *it == "private";
-    if (is_private && *is_private != v) {
-      return Status::InvalidArgument("\"private\" and \"visibility\" disagree");
-    }
-    is_private = v;
-  }
-  for (const char* field : {"resourceGroupId", "region"}) {
-    if (auto it = j.find(field); it != j.end() && !it->is_null() && !it->is_string()) {
-      return Status::InvalidArgument(std::string("\"") + field + "\" must be a string");
-    }
-  }
-  return is_private.value_or(true);  // S3-like: private unless asked otherwise
 }
 
 }  // namespace
@@ -156,7 +129,7 @@ HttpResponse HubService::CreateBucket(const HttpRequest& req, const RouteParams&
   }
   const std::string full = ns + "/" + name;
   if (Status st = CheckBucketWrite(*caller, full); !st.ok()) return ErrorResponse(st);
-  auto is_private = ParseCreateBody(req.body);
+  auto is_private = ParseBucketCreateBody(req.body);
   if (!is_private.ok()) return ErrorResponse(is_private.status());
   auto created = index_.CreateBucket(ns, name, *is_private, NowMs());
   if (!created.ok()) {
@@ -243,37 +216,19 @@ HttpResponse HubService::DeleteBucket(const HttpRequest& req, const RouteParams&
 HttpResponse HubService::MoveBucket(const HttpRequest& req, const RouteParams&) {
   auto caller = IdentifyBucketCaller(tokens_, req);
   if (!caller.ok()) return ErrorResponse(caller.status());
-  const json j = json::parse(req.body, nullptr, false);
-  if (!j.is_object()) return HttpResponse::Error(400, "body must be a JSON object");
-  std::string ids[2];
-  const char* fields[2] = {"fromRepo", "toRepo"};
-  for (int i = 0; i < 2; ++i) {
-    const auto it = j.find(fields[i]);
-    if (it == j.end() || !it->is_string()) {
-      return HttpResponse::Error(400,
-                                 std::string("\"") + fields[i] + "\" must be NAMESPACE/BUCKET");
-    }
-    ids[i] = it->get<std::string>();
-    if (Status st = ValidateBucketFullName(ids[i]); !st.ok()) {
-      return ErrorResponse(st.WithContext(fields[i]));
-    }
-  }
-  const auto type = j.find("type");
-  if (type == j.end() || *type != "bucket") {
-    return HttpResponse::Error(400, "only buckets can be moved here: \"type\" must be \"bucket\"");
-  }
-  for (const std::string& id : ids) {
+  auto move = ParseBucketMoveBody(req.body);
+  if (!move.ok()) return ErrorResponse(move.status());
+  const std::string to = move->ToId();
+  for (const std::string& id : {move->FromId(), to}) {
     if (Status st = CheckBucketWrite(*caller, id); !st.ok()) return ErrorResponse(st);
   }
-  const size_t a = ids[0].find('/'), b = ids[1].find('/');
-  Status st = index_.MoveBucket(ids[0].substr(0, a), ids[0].substr(a + 1), ids[1].substr(0, b),
-                                ids[1].substr(b + 1), NowMs());
+  Status st =
+      index_.MoveBucket(move->from_ns, move->from_name, move->to_ns, move->to_name, NowMs());
   if (st.code() == Status::Code::kAlreadyExists) {
-    return HttpResponse::Error(409, "bucket " + ids[1] + " already exists");
+    return HttpResponse::Error(409, "bucket " + to + " already exists");
   }
   if (!st.ok()) return BucketErrorResponse(st);
-  return HttpResponse::Json(
-      DumpJson(BucketCreatedJson(BucketPageUrl(PublicUrl(), ids[1]), ids[1])));
+  return HttpResponse::Json(DumpJson(BucketCreatedJson(BucketPageUrl(PublicUrl(), to), to)));
 }
 
 }  // namespace xet

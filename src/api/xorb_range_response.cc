@@ -96,8 +96,13 @@ HttpResponse BuildXorbRangeResponse(uint64_t chunk_data_length,
   if (!CheckRequestedRanges(signed_ranges, ranges)) {
     return ErrorResponse(403, "requested range is outside the signed ranges");
   }
+  // What the signed set holds of the data: signed bytes past its end are never served, so
+  // they do not count towards what overlapping requests may add up to.
   uint64_t signed_total = 0;
-  for (const ByteRange& r : NormalizeByteRanges(signed_ranges)) signed_total += r.size();
+  for (const ByteRange& r : NormalizeByteRanges(signed_ranges)) {
+    if (r.first >= chunk_data_length) break;  // sorted: the rest lie past the end too
+    signed_total += std::min(r.last, chunk_data_length - 1) - r.first + 1;
+  }
   uint64_t requested_total = 0;
   for (ByteRange& r : ranges) {
     if (r.first >= chunk_data_length) return unsatisfiable();

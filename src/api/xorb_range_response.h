@@ -10,8 +10,10 @@
 //     the data length; suffix `-n` is rejected) or more than kMaxByteRanges ranges -> 400
 //   - a range not inside the signed set     -> 403
 //   - a range starting at or past the end of the chunk data -> 416, Content-Range: bytes */len
-//   - requested bytes in total more than the signed set holds (overlapping ranges used to
-//     amplify a response) -> 416 (RFC 7233 4.4 allows refusing overlapping range sets)
+//   - requested bytes in total more than the signed set holds of the chunk data
+//     (overlapping ranges used to amplify a response) -> 416 (RFC 7233 4.4 allows
+//     refusing overlapping range sets); so an answer is never larger than the chunk data
+//     plus multipart framing
 //   - one range     -> 206, Content-Range: bytes a-b/len, application/octet-stream
 //   - several ranges -> 206, multipart/byteranges; boundary=B, parts in request order:
 //       "--B\r\nContent-Type: application/octet-stream\r\nContent-Range: bytes a-b/len\r\n\r\n"

@@ -231,5 +231,68 @@ TEST(BatchRequestTest, ValidateBucketFullName) {
   }
 }
 
+TEST(BatchRequestTest, AnOverlongLineFailsTheBodyBeforeItIsParsed) {
+  // A valid operation padded with an ignored field up to the limit is accepted ...
+  const std::string head = R"({"type":"deleteFile","path":"a","pad":")";
+  const std::string tail = "\"}";
+  const std::string at_limit =
+      head + std::string(kMaxBatchLineBytes - head.size() - tail.size(), 'x') + tail;
+  ASSERT_EQ(at_limit.size(), kMaxBatchLineBytes);
+  const auto ops = Parse(at_limit + "\n");
+  ASSERT_EQ(ops.size(), 1u);
+  EXPECT_TRUE(ops[0].op) << ops[0].error;
+  // ... one byte more fails the whole body, naming the line.
+  auto r = ParseBatchRequest(R"({"type":"deleteFile","path":"b"})"
+                             "\n" +
+                                 head + "x" + at_limit.substr(head.size()),
+                             "ns/self");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("line 2 is longer than 65536 bytes"), std::string::npos)
+      << r.status().message();
+}
+
+TEST(BatchRequestTest, ADeeplyNestedLineFailsTheBody) {
+  // Within the line limit, but nested far deeper than any operation: refused without
+  // building the nested arrays (api/json_parse.h).
+  const std::string line = R"({"type":"deleteFile","path":"a","x":)" + std::string(60000, '[');
+  auto r = ParseBatchRequest(line, "ns/self");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("line 1"), std::string::npos) << r.status().message();
+  // Shallow nesting in an ignored field is fine.
+  EXPECT_TRUE(Parse(R"({"type":"deleteFile","path":"a","x":[[{"y":[]}]]})")[0].op);
+}
+
+TEST(BatchRequestTest, APrefixOperationReportsItsFromEvenWithAStrayPath) {
+  // Found by batch_request_fuzzer: a "path" field on a prefix operation was reported in
+  // place of its "from".
+  const auto ops = Parse(R"({"type":"movePrefix","from":"x","to":"y","path":"old.txt"})"
+                         "\n"
+                         R"({"type":"copyPrefix","from":"d","to":"e","path":"p"})"
+                         "\n"
+                         R"({"type":"movePrefix","path":"p","to":"y"})"
+                         "\n"
+                         R"({"type":"deleteFile","path":"a","from":"f"})");
+  ASSERT_EQ(ops.size(), 4u);
+  EXPECT_EQ(ops[0].path, "x");
+  EXPECT_TRUE(ops[0].op);
+  EXPECT_EQ(ops[1].path, "d");
+  EXPECT_EQ(ops[2].path, "");  // no "from": nothing to report, and the line is invalid
+  EXPECT_FALSE(ops[2].op);
+  EXPECT_EQ(ops[3].path, "a");
+}
+
+TEST(BatchRequestTest, BlankLinesReserveNoRoom) {
+  // Found with batch_request_fuzzer's heap check: room was reserved for every '\n', so
+  // 60 KB of blank lines took 16.8 MB (280 bytes per byte).
+  const std::string body = std::string(10'000, '\n') + R"({"type":"deleteFile","path":"a"})" +
+                           std::string(10'000, '\n') + " \t\r\n";
+  auto ops = ParseBatchRequest(body, "ns/self");  // not Parse(): a copy has no spare room
+  ASSERT_TRUE(ops.ok()) << ops.status().ToString();
+  ASSERT_EQ(ops->size(), 1u);
+  EXPECT_EQ(ops->capacity(), 1u);
+}
+
 }  // namespace
 }  // namespace xet

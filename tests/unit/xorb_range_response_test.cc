@@ -156,6 +156,21 @@ TEST_F(XorbRangeResponseTest, OverlappingAmplificationIsRefused) {
   EXPECT_EQ(r.status, 206);
 }
 
+TEST_F(XorbRangeResponseTest, SignedBytesPastTheDataDoNotAllowAmplification) {
+  // Found by range_header_fuzzer: a signed set reaching far past the data let open-ended
+  // requests each resolve to the whole data, up to the (unservable) signed total.
+  EXPECT_EQ(Get({{0, 999'999}}, "bytes=0-,0-").status, 416);
+  EXPECT_EQ(Get({{0, 999'999}}, "bytes=0-99,50-99").status, 416);
+  EXPECT_EQ(Get({{50, 149}, {500, 600}}, "bytes=50-99,60-69").status, 416);
+  // Up to what the set holds of the data is still served.
+  HttpResponse r = Get({{0, 999'999}}, "bytes=0-");
+  EXPECT_EQ(r.status, 206);
+  EXPECT_EQ(r.body, Data(0, 99));
+  r = Get({{0, 9}, {50, 149}}, "bytes=0-4,2-6,60-");
+  EXPECT_EQ(r.status, 206);
+  EXPECT_NE(r.body.find(Data(60, 99)), std::string::npos);
+}
+
 // Runs a streamed answer's producer and returns what it wrote.
 std::string Drain(const HttpResponse& r) {
   std::string out;
