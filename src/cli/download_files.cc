@@ -121,6 +121,45 @@ Status StreamToSpecialFile(Downloader& downloader, const RemoteEntry& file, cons
   return Status::Ok();
 }
 
+// How often one job follows its path to a newer file before giving up.
+constexpr int kMaxReplacedEntries = 3;
+
+// The file `job_path` names in the bucket now. NotFound when it names none any more.
+Result<RemoteEntry> CurrentEntry(HubClient& hub, const std::string& bucket_id,
+                                 const std::string& job_path) {
+  const std::string paths[] = {job_path};
+  XET_ASSIGN_OR_RETURN(auto entries, hub.PathsInfo(bucket_id, paths));
+  for (RemoteEntry& e : entries) {
+    if (!e.is_directory && e.path == job_path) return std::move(e);
+  }
+  return Status::NotFound("it was removed from the bucket during the download");
+}
+
+// Downloads `job` into its local path. The listing the job came from may be stale: when
+// the path was overwritten (or removed) since, the bucket no longer sees the file it named
+// and its reconstruction is NotFound; then the path's current file is downloaded instead
+// (up to kMaxReplacedEntries times), and a path that names nothing any more is NotFound.
+Status DownloadJobToFile(RemoteConnection& conn, const std::string& bucket_id,
+                         Downloader& downloader, const DownloadJob& job, TransferStats* stats) {
+  RemoteEntry file = job.file;
+  for (int replaced = 0;; ++replaced) {
+    Status st = downloader.DownloadToFile(file.xet_hash, file.size, job.local_path);
+    if (st.ok()) break;
+    if (st.code() != Status::Code::kNotFound || replaced == kMaxReplacedEntries) {
+      return st.WithContext("download " + file.path);
+    }
+    auto now = CurrentEntry(conn.hub(), bucket_id, file.path);
+    if (!now.ok()) return now.status().WithContext("download " + file.path);
+    if (now->xet_hash == file.xet_hash) return st.WithContext("download " + file.path);
+    if (stats && stats->bytes_total >= file.size) stats->bytes_total -= file.size;  // recounted
+    file = std::move(*now);
+  }
+  if (job.keep_mtime && file.mtime_ms > 0) {
+    XET_RETURN_IF_ERROR(SetMtime(job.local_path, file.mtime_ms));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status DownloadToFiles(RemoteConnection& conn, const std::string& bucket_id,
@@ -137,11 +176,7 @@ Status DownloadToFiles(RemoteConnection& conn, const std::string& bucket_id,
       XET_RETURN_IF_ERROR(StreamToSpecialFile(downloader, job.file, job.local_path, stats));
       continue;
     }
-    Status st = downloader.DownloadToFile(job.file.xet_hash, job.file.size, job.local_path);
-    if (!st.ok()) return st.WithContext("download " + job.file.path);
-    if (job.keep_mtime && job.file.mtime_ms > 0) {
-      XET_RETURN_IF_ERROR(SetMtime(job.local_path, job.file.mtime_ms));
-    }
+    XET_RETURN_IF_ERROR(DownloadJobToFile(conn, bucket_id, downloader, job, stats));
   }
   return Status::Ok();
 }

@@ -31,6 +31,9 @@ struct DownloadJob {
 // directories of each destination. Checks first that the destinations' file systems have
 // room for the files (IoError with the system's "No space left on device" text otherwise:
 // see IsDiskFull). Counters go to `stats` if given (files_total is set here).
+// A job's entry may be stale (its path overwritten since it was listed, so the bucket no
+// longer sees that file): the path's current file is downloaded instead; a path removed
+// meanwhile fails as NotFound.
 // Stops at the first failure; files downloaded before it stay in place.
 Status DownloadToFiles(RemoteConnection& conn, const std::string& bucket_id,
                        std::span<const DownloadJob> jobs, TransferStats* stats);

@@ -109,10 +109,19 @@ Result<PartSidecar> ParseSidecar(const std::string& text) {
   }
 }
 
+bool PartFile::IsPartOrSidecarPath(std::string_view path) {
+  if (path.ends_with(".xetpart") || path.ends_with(".xetpart.json")) return true;
+  const size_t slash = path.rfind('/');
+  const auto target =
+      AtomicWriteTarget(slash == std::string_view::npos ? path : path.substr(slash + 1));
+  return target && target->ends_with(".xetpart.json");
+}
+
 Result<std::unique_ptr<PartFile>> PartFile::Open(const std::string& dest, const Hash& file_hash,
                                                  uint64_t size, uint64_t block_bytes) {
   const std::string part = PartPath(dest);
   const std::string side = SidecarPath(dest);
+  RemoveStaleAtomicWriteTemporaries(side);
   // Resume?
   if (auto text = ReadSmallFile(side, size_t{1} << 30); text.ok()) {
     auto parsed = ParseSidecar(*text);

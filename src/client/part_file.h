@@ -39,14 +39,14 @@ class PartFile {
  public:
   static std::string PartPath(const std::string& dest) { return dest + ".xetpart"; }
   static std::string SidecarPath(const std::string& dest) { return dest + ".xetpart.json"; }
-  // Whether `path` names a partial file or a sidecar (by its suffix).
-  static bool IsPartOrSidecarPath(std::string_view path) {
-    return path.ends_with(".xetpart") || path.ends_with(".xetpart.json");
-  }
+  // Whether `path` names a partial file, a sidecar or the temporary a sidecar is written
+  // through (".<dest>.xetpart.json.tmp-<pid>", left behind by a download killed mid-write).
+  static bool IsPartOrSidecarPath(std::string_view path);
 
   // Opens the partial file of `dest`. Resumes when a sidecar for the same file hash, size
   // and block size exists and the partial file has `size` bytes; otherwise starts afresh
-  // (an empty partial file of `size` bytes and a sidecar with no blocks done).
+  // (an empty partial file of `size` bytes and a sidecar with no blocks done). Either way,
+  // sidecar temporaries of earlier downloads of `dest` that were killed are removed.
   static Result<std::unique_ptr<PartFile>> Open(const std::string& dest, const Hash& file_hash,
                                                 uint64_t size, uint64_t block_bytes);
   ~PartFile();

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
@@ -167,6 +169,42 @@ TEST(PartFile, DamagedSidecarOrMissingPartStartsAfresh) {
   auto p = PartFile::Open(dest, H(1), 10, 4);
   ASSERT_TRUE(p.ok());
   EXPECT_FALSE((*p)->resumed());
+}
+
+TEST(PartFile, SidecarTemporariesCountAsPartFiles) {
+  EXPECT_TRUE(PartFile::IsPartOrSidecarPath("a/b.bin.xetpart"));
+  EXPECT_TRUE(PartFile::IsPartOrSidecarPath("a/b.bin.xetpart.json"));
+  EXPECT_TRUE(PartFile::IsPartOrSidecarPath("a/.b.bin.xetpart.json.tmp-123"));
+  EXPECT_TRUE(PartFile::IsPartOrSidecarPath(".b.bin.xetpart.json.tmp-123"));
+  EXPECT_FALSE(PartFile::IsPartOrSidecarPath("a/.b.bin.tmp-123"));              // not a sidecar's
+  EXPECT_FALSE(PartFile::IsPartOrSidecarPath("a/b.bin.xetpart.json.tmp-123"));  // no dot
+  EXPECT_FALSE(PartFile::IsPartOrSidecarPath("a/.b.bin.xetpart.json.tmp-12x"));
+  EXPECT_FALSE(PartFile::IsPartOrSidecarPath("a/.b.bin.xetpart.json.tmp-"));
+  EXPECT_FALSE(PartFile::IsPartOrSidecarPath("a/b.bin"));
+}
+
+// A download killed while it rewrote its sidecar leaves the sidecar's temporary behind;
+// the next download of the same destination removes it, and only it.
+TEST(PartFile, OpenRemovesSidecarTemporariesOfKilledProcessesOnly) {
+  testing::TempDir dir;
+  const std::string dest = dir.path() + "/out.bin";
+  const pid_t dead = ::fork();
+  ASSERT_GE(dead, 0);
+  if (dead == 0) ::_exit(0);
+  int wstatus = 0;
+  ASSERT_EQ(::waitpid(dead, &wstatus, 0), dead);
+  const std::string stale = dir.path() + "/.out.bin.xetpart.json.tmp-" + std::to_string(dead);
+  const std::string running =
+      dir.path() + "/.out.bin.xetpart.json.tmp-" + std::to_string(::getppid());
+  const std::string other = dir.path() + "/.other.bin.xetpart.json.tmp-" + std::to_string(dead);
+  for (const auto& p : {stale, running, other}) std::ofstream(p) << "{}";
+
+  auto p = PartFile::Open(dest, H(1), 10, 4);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_FALSE(std::filesystem::exists(stale));
+  EXPECT_TRUE(std::filesystem::exists(running));  // its writer may still rename it
+  EXPECT_TRUE(std::filesystem::exists(other));    // another destination's
+  EXPECT_TRUE(std::filesystem::exists(PartFile::SidecarPath(dest)));
 }
 
 TEST(PartFile, DiscardRemovesEverything) {
