@@ -122,6 +122,8 @@ class ServerProcess:
         re.compile(r"^Created the admin token "),
         re.compile(r"^  hf_[0-9a-f]{40}$"),
         SERVING,
+        re.compile(r"^xetstore: cached \d+ xorb tables, \d+ file records and \d+ whole-file "
+                   r"plans \([0-9.]+ MiB\) in \d+ ms$"),
         re.compile(r"^xetstore: received signal \d+, finishing in-flight requests$"),
     )
 
