@@ -18,6 +18,7 @@
 // Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <list>
@@ -48,7 +49,8 @@ class RecentXorbCache {
   void Insert(const Hash& hash, std::span<const uint8_t> data);
 
   // The cached chunk data of `hash` (marked most recently used), or nullptr. The bytes stay
-  // valid and unchanged for as long as the returned pointer is held, even after eviction.
+  // valid and unchanged for as long as the returned pointer (a lease) is held, even after
+  // eviction: an evicted buffer is reused only once every lease on it has ended.
   std::shared_ptr<const std::string> Find(const Hash& hash);
 
   size_t capacity_bytes() const { return capacity_bytes_; }
@@ -59,13 +61,21 @@ class RecentXorbCache {
   size_t owned_bytes() const;
 
  private:
+  // One buffer and the number of Find results (leases) reading it. A lease ends with a
+  // release decrement and eviction reads the count with acquire, so a buffer is rewritten
+  // only after the reads of every lease on it. (shared_ptr::use_count() is a relaxed load:
+  // reusing a buffer when it reads 1 raced with the last reader's reads of the bytes.)
+  struct Slot {
+    std::string bytes;
+    std::atomic<uint32_t> leases{0};
+  };
   struct Entry {
-    std::shared_ptr<std::string> data;
+    std::shared_ptr<Slot> slot;
     std::list<Hash>::iterator lru_pos;
   };
   // A buffer for `size` bytes: a reused one (evicting entries as needed), a fresh one, or
   // nullptr when the capacity cannot make room. Called with mu_ held.
-  std::shared_ptr<std::string> ClaimBufferLocked(size_t size);
+  std::shared_ptr<Slot> ClaimBufferLocked(size_t size);
   // Moves the least recently used entry out; its buffer goes to the free list if no answer
   // holds it, else it is released. False when there is nothing to evict.
   bool EvictOneLocked();
@@ -74,9 +84,9 @@ class RecentXorbCache {
   mutable std::mutex mu_;
   std::list<Hash> lru_;  // front = most recently used
   std::unordered_map<Hash, Entry, HashHasher> entries_;
-  std::vector<std::shared_ptr<std::string>> free_;  // unreferenced, capacity kept
-  size_t bytes_ = 0;                                // sum of entries' sizes
-  size_t owned_ = 0;  // sum of capacities of entries' and free buffers
+  std::vector<std::shared_ptr<Slot>> free_;  // no leases, capacity kept
+  size_t bytes_ = 0;                         // sum of entries' sizes
+  size_t owned_ = 0;                         // sum of capacities of entries' and free buffers
   // Hashes an Insert is copying in (outside the lock); their buffers count in owned_.
   std::unordered_set<Hash, HashHasher> pending_;
 };

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "support/sanitizer_report.h"
 #include "support/test_support.h"
 
 namespace xet::testing {
@@ -49,6 +50,7 @@ CommandResult RunShell(const std::string& command) {
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   r.out = Slurp(base + ".out");
   r.err = Slurp(base + ".err");
+  ExpectNoSanitizerReport(r.err, command);
   return r;
 }
 
@@ -100,6 +102,7 @@ BackgroundXetstore::~BackgroundXetstore() {
   if (pid_ > 0) {
     ::kill(pid_, SIGKILL);
     ::waitpid(pid_, nullptr, 0);
+    ExpectNoSanitizerReport(Slurp(err_path_), "background xetstore");
   }
 }
 
@@ -132,6 +135,7 @@ CommandResult BackgroundXetstore::Wait() {
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   r.out = Slurp(out_path_);
   r.err = Slurp(err_path_);
+  ExpectNoSanitizerReport(r.err, "background xetstore");
   return r;
 }
 

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <thread>
 
+#include "support/sanitizer_report.h"
 #include "support/scratch_root.h"
 #include "support/subprocess.h"
 
@@ -94,6 +95,7 @@ int ServerProcess::Terminate() {
   int status = 0;
   ::waitpid(pid_, &status, 0);
   pid_ = -1;
+  ExpectNoSanitizerReport(Log(), "xetstore serve");
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
@@ -103,6 +105,7 @@ void ServerProcess::Kill() {
   int status = 0;
   ::waitpid(pid_, &status, 0);
   pid_ = -1;
+  ExpectNoSanitizerReport(Log(), "xetstore serve");
 }
 
 std::string ServerProcess::CreateToken(const std::string& permission,

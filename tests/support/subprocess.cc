@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "support/sanitizer_report.h"
 #include "support/scratch_root.h"
 
 namespace xet::testing {
@@ -38,6 +39,7 @@ CommandResult RunXetstore(const std::string& args) {
   r.err = Slurp(err_path);
   std::filesystem::remove(out_path);
   std::filesystem::remove(err_path);
+  ExpectNoSanitizerReport(r.err, "xetstore " + args);
   return r;
 }
 
