@@ -11,7 +11,8 @@ namespace {
 // value and moves it out: results can be large (a file's terms, a listing page) and must
 // not be copied on their way through.
 template <typename T>
-T Count(T result, Counter& errors, StorageErrorReporter& reporter, bool not_found_is_ok = false) {
+T Count(T result, Counter& errors, StorageErrorReporter& reporter, StorageOp op,
+        bool not_found_is_ok = false) {
   const Status st = [&] {
     if constexpr (std::is_same_v<T, Status>) {
       return result;
@@ -21,7 +22,7 @@ T Count(T result, Counter& errors, StorageErrorReporter& reporter, bool not_foun
   }();
   if (st.ok() || (not_found_is_ok && st.code() == Status::Code::kNotFound)) return result;
   errors.Increment();
-  return T(reporter.Report(st));
+  return T(reporter.Report(st, op));
 }
 
 class InstrumentedIndex final : public Index {
@@ -33,90 +34,94 @@ class InstrumentedIndex final : public Index {
         reporter_(m, StorageArea::kIndex) {}
 
   Result<bool> PutXorb(const XorbRecord& x, const Scope& s) override {
-    return Count(inner_.PutXorb(x, s), errors_, reporter_);
+    return Count(inner_.PutXorb(x, s), errors_, reporter_, StorageOp::kWrite);
   }
   Result<std::optional<XorbRecord>> GetXorb(const Hash& h) override {
-    return Count(inner_.GetXorb(h), errors_, reporter_);
+    return Count(inner_.GetXorb(h), errors_, reporter_, StorageOp::kRead);
   }
   Result<bool> HasXorb(const Hash& h) override {
-    return Count(inner_.HasXorb(h), errors_, reporter_);
+    return Count(inner_.HasXorb(h), errors_, reporter_, StorageOp::kRead);
   }
   Status ForEachRecentXorb(const std::function<bool(XorbRecord)>& visit) override {
-    return Count(inner_.ForEachRecentXorb(visit), errors_, reporter_);
+    return Count(inner_.ForEachRecentXorb(visit), errors_, reporter_, StorageOp::kRead);
   }
   Result<bool> XorbVisible(const Hash& h, std::span<const Scope> s) override {
-    return Count(inner_.XorbVisible(h, s), errors_, reporter_);
+    return Count(inner_.XorbVisible(h, s), errors_, reporter_, StorageOp::kRead);
   }
   Result<std::vector<bool>> XorbsVisible(std::span<const Hash> h,
                                          std::span<const Scope> s) override {
-    return Count(inner_.XorbsVisible(h, s), errors_, reporter_);
+    return Count(inner_.XorbsVisible(h, s), errors_, reporter_, StorageOp::kRead);
   }
   Result<ShardCommitResult> CommitShard(const ShardCommit& c) override {
-    return Count(inner_.CommitShard(c), errors_, reporter_);
+    return Count(inner_.CommitShard(c), errors_, reporter_, StorageOp::kWrite);
   }
   Result<std::optional<FileRecord>> GetFile(const Hash& h) override {
-    return Count(inner_.GetFile(h), errors_, reporter_);
+    return Count(inner_.GetFile(h), errors_, reporter_, StorageOp::kRead);
   }
   Result<bool> FileVisible(const Hash& h, std::span<const Scope> s) override {
-    return Count(inner_.FileVisible(h, s), errors_, reporter_);
+    return Count(inner_.FileVisible(h, s), errors_, reporter_, StorageOp::kRead);
   }
   Status ForEachRecentFile(const std::function<bool(FileRecord)>& visit) override {
-    return Count(inner_.ForEachRecentFile(visit), errors_, reporter_);
+    return Count(inner_.ForEachRecentFile(visit), errors_, reporter_, StorageOp::kRead);
   }
   Result<std::vector<Hash>> FindXorbsWithChunk(const Hash& h, std::span<const Scope> s,
                                                size_t limit) override {
-    return Count(inner_.FindXorbsWithChunk(h, s, limit), errors_, reporter_);
+    return Count(inner_.FindXorbsWithChunk(h, s, limit), errors_, reporter_, StorageOp::kRead);
   }
   Result<BucketRecord> CreateBucket(const std::string& ns, const std::string& name, bool priv,
                                     int64_t now_ms) override {
-    return Count(inner_.CreateBucket(ns, name, priv, now_ms), errors_, reporter_);
+    return Count(inner_.CreateBucket(ns, name, priv, now_ms), errors_, reporter_,
+                 StorageOp::kWrite);
   }
   Result<std::optional<BucketRecord>> GetBucket(const std::string& ns,
                                                 const std::string& name) override {
-    return Count(inner_.GetBucket(ns, name), errors_, reporter_);
+    return Count(inner_.GetBucket(ns, name), errors_, reporter_, StorageOp::kRead);
   }
   Result<std::vector<BucketRecord>> ListBuckets(const std::string& ns, const std::string& search,
                                                 const std::string& after, size_t limit) override {
-    return Count(inner_.ListBuckets(ns, search, after, limit), errors_, reporter_);
+    return Count(inner_.ListBuckets(ns, search, after, limit), errors_, reporter_,
+                 StorageOp::kRead);
   }
   Status DeleteBucket(const std::string& ns, const std::string& name) override {
-    return Count(inner_.DeleteBucket(ns, name), errors_, reporter_, true);
+    return Count(inner_.DeleteBucket(ns, name), errors_, reporter_, StorageOp::kWrite, true);
   }
   Status MoveBucket(const std::string& from_ns, const std::string& from_name,
                     const std::string& to_ns, const std::string& to_name, int64_t now_ms) override {
     return Count(inner_.MoveBucket(from_ns, from_name, to_ns, to_name, now_ms), errors_, reporter_,
-                 true);
+                 StorageOp::kWrite, true);
   }
   Result<BucketBatchResult> ApplyBucketBatch(const std::string& ns, const std::string& name,
                                              const std::vector<BucketOp>& ops,
                                              int64_t now_ms) override {
-    return Count(inner_.ApplyBucketBatch(ns, name, ops, now_ms), errors_, reporter_, true);
+    return Count(inner_.ApplyBucketBatch(ns, name, ops, now_ms), errors_, reporter_,
+                 StorageOp::kWrite, true);
   }
   Result<std::optional<BucketEntry>> GetBucketEntry(const std::string& ns, const std::string& name,
                                                     const std::string& path) override {
-    return Count(inner_.GetBucketEntry(ns, name, path), errors_, reporter_, true);
+    return Count(inner_.GetBucketEntry(ns, name, path), errors_, reporter_, StorageOp::kRead, true);
   }
   Result<std::vector<BucketEntry>> GetBucketEntries(const std::string& ns, const std::string& name,
                                                     std::span<const std::string> paths) override {
-    return Count(inner_.GetBucketEntries(ns, name, paths), errors_, reporter_, true);
+    return Count(inner_.GetBucketEntries(ns, name, paths), errors_, reporter_, StorageOp::kRead,
+                 true);
   }
   Result<BucketTreePage> ListBucketTree(const std::string& ns, const std::string& name,
                                         const std::string& prefix, bool recursive,
                                         const std::string& cursor, size_t limit) override {
     return Count(inner_.ListBucketTree(ns, name, prefix, recursive, cursor, limit), errors_,
-                 reporter_, true);
+                 reporter_, StorageOp::kRead, true);
   }
   Status PutToken(const TokenRecord& t) override {
-    return Count(inner_.PutToken(t), errors_, reporter_);
+    return Count(inner_.PutToken(t), errors_, reporter_, StorageOp::kWrite);
   }
   Result<std::optional<TokenRecord>> FindTokenBySecretHash(const Hash& h) override {
-    return Count(inner_.FindTokenBySecretHash(h), errors_, reporter_);
+    return Count(inner_.FindTokenBySecretHash(h), errors_, reporter_, StorageOp::kRead);
   }
   Result<std::vector<TokenRecord>> ListTokens() override {
-    return Count(inner_.ListTokens(), errors_, reporter_);
+    return Count(inner_.ListTokens(), errors_, reporter_, StorageOp::kRead);
   }
   Status RevokeToken(const std::string& id) override {
-    return Count(inner_.RevokeToken(id), errors_, reporter_, true);
+    return Count(inner_.RevokeToken(id), errors_, reporter_, StorageOp::kWrite, true);
   }
 
  private:
@@ -135,28 +140,29 @@ class InstrumentedObjectStore final : public ObjectStore {
         reporter_(m, StorageArea::kObjects) {}
 
   Result<bool> Put(std::string_view key, std::span<const uint8_t> data) override {
-    return Count(inner_.Put(key, data), put_errors_, reporter_);
+    return Count(inner_.Put(key, data), put_errors_, reporter_, StorageOp::kWrite);
   }
   Result<bool> PutParts(std::string_view key,
                         std::span<const std::span<const uint8_t>> parts) override {
-    return Count(inner_.PutParts(key, parts), put_errors_, reporter_);
+    return Count(inner_.PutParts(key, parts), put_errors_, reporter_, StorageOp::kWrite);
   }
   Result<uint64_t> Size(std::string_view key) override {
-    return Count(inner_.Size(key), read_errors_, reporter_, true);
+    return Count(inner_.Size(key), read_errors_, reporter_, StorageOp::kRead, true);
   }
   Status ReadRange(std::string_view key, uint64_t offset, std::span<uint8_t> out) override {
-    return Count(inner_.ReadRange(key, offset, out), read_errors_, reporter_, true);
+    return Count(inner_.ReadRange(key, offset, out), read_errors_, reporter_, StorageOp::kRead,
+                 true);
   }
   Result<std::vector<uint8_t>> Get(std::string_view key) override {
-    return Count(inner_.Get(key), read_errors_, reporter_, true);
+    return Count(inner_.Get(key), read_errors_, reporter_, StorageOp::kRead, true);
   }
   Result<UniqueFd> OpenFile(std::string_view key) override {
     auto file = inner_.OpenFile(key);
     if (!file.ok() && file.status().code() == Status::Code::kUnimplemented) return file;
-    return Count(std::move(file), read_errors_, reporter_, true);
+    return Count(std::move(file), read_errors_, reporter_, StorageOp::kRead, true);
   }
   Status Delete(std::string_view key) override {
-    return Count(inner_.Delete(key), delete_errors_, reporter_);
+    return Count(inner_.Delete(key), delete_errors_, reporter_, StorageOp::kWrite);
   }
 
  private:

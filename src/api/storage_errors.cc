@@ -29,7 +29,7 @@ StorageErrorReporter::StorageErrorReporter(Metrics& metrics, StorageArea area, S
       sink_(sink ? std::move(sink) : Sink(StderrAccessLogSink())),
       throttle_(interval, std::move(clock)) {}
 
-Status StorageErrorReporter::Report(const Status& status) {
+Status StorageErrorReporter::Report(const Status& status, StorageOp op) {
   const bool no_space = status.code() == Status::Code::kInsufficientStorage;
   if (!no_space && status.code() != Status::Code::kIoError) return status;
   (no_space ? no_space_ : io_error_).Increment();
@@ -44,7 +44,8 @@ Status StorageErrorReporter::Report(const Status& status) {
     }
     sink_(line);
   }
-  return no_space ? Status::InsufficientStorage(summary) : status;
+  if (no_space || op == StorageOp::kWrite) return Status::InsufficientStorage(summary);
+  return status;
 }
 
 }  // namespace xet

@@ -17,6 +17,8 @@ namespace xet {
 
 // Which store of the data directory a failure came from.
 enum class StorageArea { kObjects, kIndex };
+// Whether the failed operation read or wrote (changed) the store.
+enum class StorageOp { kRead, kWrite };
 
 class StorageErrorReporter {
  public:
@@ -29,14 +31,15 @@ class StorageErrorReporter {
                        LogThrottle::Clock clock = {},
                        std::chrono::steady_clock::duration interval = kDefaultLogInterval);
 
-  // Reports `status`, a failed operation of this reporter's store, and returns the status
-  // to pass on. InsufficientStorage and IoError are counted and logged (with the full
-  // message); an InsufficientStorage is passed on with a message naming only the cause and
-  // the store ("no space left on the data disk (objects)"), which the HTTP answer shows,
-  // an IoError unchanged (its answer is a generic 500). Every other status (NotFound,
-  // InvalidArgument, ...) is the caller's business: neither counted nor logged, returned
-  // as is.
-  Status Report(const Status& status);
+  // Reports `status`, a failed `op` of this reporter's store, and returns the status to
+  // pass on. InsufficientStorage and IoError are counted and logged (with the full
+  // message). What is passed on names only the cause and the store, which the HTTP answer
+  // (507) shows: an InsufficientStorage as "no space left on the data disk (objects)", an
+  // IoError of a write as InsufficientStorage "I/O error on the data disk (objects)" (the
+  // data could not be stored). An IoError of a read is passed on unchanged (its answer is
+  // a generic 500). Every other status (NotFound, InvalidArgument, ...) is the caller's
+  // business: neither counted nor logged, returned as is.
+  Status Report(const Status& status, StorageOp op);
 
  private:
   Counter& no_space_;

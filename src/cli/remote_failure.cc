@@ -13,6 +13,11 @@ bool IsServerDiskFull(const Status& status) {
          status.message().ends_with("(HTTP 507)");
 }
 
+bool IsServerDiskFailure(const Status& status) {
+  return IsServerDiskFull(status) &&
+         status.message().find("I/O error on the data disk") != std::string::npos;
+}
+
 bool IsDiskFull(const Status& status) {
   if (status.code() == Status::Code::kInsufficientStorage) return true;
   if (status.code() != Status::Code::kIoError) return false;
@@ -84,7 +89,9 @@ int ReportRemoteFailure(const Status& status, std::string_view endpoint) {
       break;
     case Code::kIoError:
     case Code::kInsufficientStorage:
-      if (IsServerDiskFull(status)) {
+      if (IsServerDiskFull(status) && IsServerDiskFailure(status)) {
+        hint = "the server's data disk failed a write; check the server's log and its disk";
+      } else if (IsServerDiskFull(status)) {
         hint = "the server's disk is full; free space on the server and retry";
       } else if (IsDiskFull(status)) {
         hint = "free some disk space and run the command again";
@@ -96,7 +103,10 @@ int ReportRemoteFailure(const Status& status, std::string_view endpoint) {
   if (status.code() == Code::kCancelled) {
     PrintError("interrupted");
   } else if (IsServerDiskFull(status)) {
-    PrintError("server disk full: " + status.message(), hint);
+    PrintError(
+        std::string(IsServerDiskFailure(status) ? "server storage error: " : "server disk full: ") +
+            status.message(),
+        hint);
   } else if (IsDiskFull(status)) {
     PrintError("disk full: " + status.message(), hint);
   } else if (status.code() == Code::kCorruption) {

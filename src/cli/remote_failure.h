@@ -36,5 +36,8 @@ bool IsDiskFull(const Status& status);
 // True when `status` is the server's answer that its own disk is full (HTTP 507, which
 // StatusFromResponse turns into InsufficientStorage with a message ending "(HTTP 507)").
 bool IsServerDiskFull(const Status& status);
+// Of those, the ones where the server's disk failed a write (an I/O error, not a full
+// disk): the server's 507 message names "I/O error on the data disk".
+bool IsServerDiskFailure(const Status& status);
 
 }  // namespace xet::cli

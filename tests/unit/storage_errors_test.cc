@@ -143,7 +143,7 @@ class StorageErrorReporterTest : public ::testing::Test {
 TEST_F(StorageErrorReporterTest, FullDiskIsCountedLoggedOncePerBurstAndNamedWithoutPaths) {
   const Status raw = StatusFromErrno("create directory /data/objects/xorbs/ab", ENOSPC);
   for (int i = 0; i < 5; ++i) {
-    const Status passed = reporter_.Report(raw);
+    const Status passed = reporter_.Report(raw, StorageOp::kWrite);
     EXPECT_EQ(passed.code(), Status::Code::kInsufficientStorage);
     EXPECT_EQ(passed.message(), "no space left on the data disk (objects)");
   }
@@ -155,7 +155,7 @@ TEST_F(StorageErrorReporterTest, FullDiskIsCountedLoggedOncePerBurstAndNamedWith
   EXPECT_TRUE(Contains(lines_[0], raw.message())) << lines_[0];  // the detail goes to the log
 
   now_ += seconds(10);
-  (void)reporter_.Report(raw);
+  (void)reporter_.Report(raw, StorageOp::kWrite);
   ASSERT_EQ(lines_.size(), 2u);
   EXPECT_TRUE(Contains(lines_[1], "4 more like it")) << lines_[1];
   EXPECT_TRUE(Contains(metrics_.Expose(),
@@ -163,22 +163,40 @@ TEST_F(StorageErrorReporterTest, FullDiskIsCountedLoggedOncePerBurstAndNamedWith
       << metrics_.Expose();
 }
 
-TEST_F(StorageErrorReporterTest, IoErrorsAreCountedApartAndPassedOnUnchanged) {
-  const Status raw = StatusFromErrno("fsync xorbs/ab/cd", EIO);
-  const Status passed = reporter_.Report(raw);
+TEST_F(StorageErrorReporterTest, ReadIoErrorsAreCountedApartAndPassedOnUnchanged) {
+  const Status raw = StatusFromErrno("read xorbs/ab/cd", EIO);
+  const Status passed = reporter_.Report(raw, StorageOp::kRead);
   EXPECT_EQ(passed.code(), Status::Code::kIoError);
   EXPECT_EQ(passed.message(), raw.message());
-  (void)reporter_.Report(Status::InsufficientStorage("x"));  // its own log key
+  (void)reporter_.Report(Status::InsufficientStorage("x"), StorageOp::kWrite);  // its own key
   EXPECT_EQ(MetricValue("io_error", "objects"), 1u);
   EXPECT_EQ(MetricValue("no_space", "objects"), 1u);
   ASSERT_EQ(lines_.size(), 2u);
   EXPECT_TRUE(Contains(lines_[0], "cause=io_error")) << lines_[0];
 }
 
+// A write the disk failed (EIO on fsync) could not store the data: 507 naming the cause,
+// counted and logged as an I/O error, the detail (paths) only in the log.
+TEST_F(StorageErrorReporterTest, WriteIoErrorsArePassedOnAsInsufficientStorage) {
+  const Status raw = StatusFromErrno("fsync /data/objects/xorbs/ab/cd", EIO);
+  const Status passed = reporter_.Report(raw, StorageOp::kWrite);
+  EXPECT_EQ(passed.code(), Status::Code::kInsufficientStorage);
+  EXPECT_EQ(passed.message(), "I/O error on the data disk (objects)");
+  EXPECT_EQ(MetricValue("io_error", "objects"), 1u);
+  EXPECT_EQ(MetricValue("no_space", "objects"), 0u);
+  ASSERT_EQ(lines_.size(), 1u);
+  EXPECT_TRUE(Contains(lines_[0], "cause=io_error")) << lines_[0];
+  EXPECT_TRUE(Contains(lines_[0], raw.message())) << lines_[0];
+  const HttpResponse r = ErrorResponse(passed);
+  EXPECT_EQ(r.status, 507);
+  EXPECT_EQ(nlohmann::json::parse(r.body).at("error"),
+            "insufficient storage: I/O error on the data disk (objects)");
+}
+
 TEST_F(StorageErrorReporterTest, OtherFailuresAreNotTheDisks) {
   for (const Status& st : {Status::NotFound("x"), Status::InvalidArgument("y"),
                            Status::Corruption("z"), Status::Ok()}) {
-    const Status passed = reporter_.Report(st);
+    const Status passed = reporter_.Report(st, StorageOp::kWrite);
     EXPECT_EQ(passed.code(), st.code());
     EXPECT_EQ(passed.message(), st.message());
   }
@@ -236,7 +254,16 @@ TEST(StorageErrorsTest, ClientMaps507ToExit6WithTheServerHint) {
   EXPECT_TRUE(Contains(st.message(), "no space left on the data disk (objects)")) << st.message();
   EXPECT_TRUE(cli::IsServerDiskFull(st));
   EXPECT_TRUE(cli::IsServerDiskFull(st.WithContext("upload files")));
+  EXPECT_FALSE(cli::IsServerDiskFailure(st));
   EXPECT_EQ(cli::ExitCodeFor(st), cli::kExitDiskFull);
+
+  // A write the server's disk failed: exit 6 as well, told apart for its hint.
+  res.body =
+      nlohmann::json{{"error", "insufficient storage: I/O error on the data disk (index)"}}.dump();
+  const Status failed = StatusFromResponse(res, "upload shard");
+  EXPECT_TRUE(cli::IsServerDiskFull(failed));
+  EXPECT_TRUE(cli::IsServerDiskFailure(failed));
+  EXPECT_EQ(cli::ExitCodeFor(failed), cli::kExitDiskFull);
 
   // A full local disk is exit 6 too, but not the server's.
   const Status local = StatusFromErrno("write out.bin", ENOSPC);
