@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "store/sqlite_index.h"
+#include "store/sqlite/sqlite_index.h"
 
 namespace xet {
 namespace {

@@ -47,7 +47,6 @@
 #include <thread>
 #include <vector>
 
-#include "api/xorb_ingest.h"
 #include "bench_data.h"
 #include "cas_bench_support.h"
 #include "format/keyed_hash.h"
@@ -56,6 +55,7 @@
 #include "format/shard_writer.h"
 #include "format/xorb.h"
 #include "format/xorb_footer.h"
+#include "server/cas/xorb_ingest.h"
 #include "store/index.h"
 #include "store/object_store.h"
 

@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "bench_data.h"
-#include "client/block_chunker.h"
+#include "client/upload/block_chunker.h"
 #include "format/chunker.h"
 #include "format/keyed_hash.h"
 #include "format/merkle.h"

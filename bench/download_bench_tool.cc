@@ -33,10 +33,10 @@
 #include <thread>
 #include <vector>
 
-#include "client/cas_client.h"
-#include "client/downloader.h"
-#include "client/http_client.h"
-#include "client/uploader.h"
+#include "client/cas/cas_client.h"
+#include "client/download/downloader.h"
+#include "client/transport/http_client.h"
+#include "client/upload/uploader.h"
 #include "common/byte_source.h"
 
 namespace xet::bench {

@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "cas_bench_support.h"
-#include "client/wire.h"
+#include "client/hub/wire.h"
 #include "format/merkle.h"
 #include "format/shard_types.h"
 #include "format/shard_writer.h"

@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "store/sqlite_index.h"
+#include "store/sqlite/sqlite_index.h"
 
 namespace xet {
 namespace {

@@ -10,7 +10,7 @@
 #include <random>
 #include <unordered_map>
 
-#include "api/reconstruction.h"
+#include "server/cas/reconstruction.h"
 
 namespace xet::bench {
 namespace {

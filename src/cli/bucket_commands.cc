@@ -6,8 +6,8 @@
 
 #include "cli/output.h"
 #include "cli/remote_failure.h"
-#include "client/remote_path.h"
-#include "common/bucket_path.h"
+#include "client/hub/remote_path.h"
+#include "protocol/bucket_path.h"
 
 namespace xet::cli {
 namespace {

@@ -17,10 +17,10 @@
 #include "cli/remote_lookup.h"
 #include "cli/transfer_paths.h"
 #include "cli/upload_files.h"
-#include "client/local_tree.h"
-#include "client/remote_path.h"
+#include "client/hub/remote_path.h"
+#include "client/sync/local_tree.h"
 #include "common/ascii.h"
-#include "common/bucket_path.h"
+#include "protocol/bucket_path.h"
 
 namespace xet::cli {
 namespace {

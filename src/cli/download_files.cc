@@ -12,7 +12,7 @@
 #include <system_error>
 
 #include "cli/output.h"
-#include "client/downloader.h"
+#include "client/download/downloader.h"
 #include "common/unique_fd.h"
 
 namespace xet::cli {

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "cli/remote_options.h"
-#include "client/hub_client.h"
+#include "client/hub/hub_client.h"
 #include "client/transfer_stats.h"
 #include "common/result.h"
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "cli/output.h"
-#include "client/file_hasher.h"
+#include "client/upload/file_hasher.h"
 
 namespace xet::cli {
 namespace {

@@ -10,7 +10,7 @@
 #include "cli/remote_lookup.h"
 #include "cli/transfer_paths.h"
 #include "cli/tree_view.h"
-#include "client/remote_path.h"
+#include "client/hub/remote_path.h"
 
 namespace xet::cli {
 namespace {

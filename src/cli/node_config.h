@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "api/revocation_list.h"
+#include "server/auth/revocation_list.h"
 
 namespace xet::cli {
 

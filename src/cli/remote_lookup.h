@@ -2,8 +2,8 @@
 // listing request (the tree of a file's path lists that file alone).
 #pragma once
 
-#include "client/hub_client.h"
-#include "client/remote_path.h"
+#include "client/hub/hub_client.h"
+#include "client/hub/remote_path.h"
 #include "common/result.h"
 
 namespace xet::cli {

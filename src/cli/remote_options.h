@@ -15,10 +15,10 @@
 #include <memory>
 #include <string>
 
-#include "client/cas_client.h"
-#include "client/http_client.h"
-#include "client/hub_client.h"
+#include "client/cas/cas_client.h"
+#include "client/hub/hub_client.h"
 #include "client/transfer_stats.h"
+#include "client/transport/http_client.h"
 
 namespace xet::cli {
 
@@ -67,12 +67,12 @@ class RemoteConnection {
   const std::string& endpoint() const { return resolved_.endpoint; }
   bool has_token() const { return !resolved_.token.empty(); }
 
-  // The persistent shard cache (client/local_shard_cache.h) of `bucket_id` on this endpoint:
+  // The persistent shard cache (client/cache/local_shard_cache.h) of `bucket_id` on this endpoint:
   // <cache>/shards/<first 32 hex digits of SHA-256("endpoint\nbucket_id")>, one directory
   // per (server, bucket) because a shard describes what one scope of one server holds.
   // "" when there is no cache directory.
   std::string ShardCacheDir(const std::string& bucket_id) const;
-  // The download chunk cache (client/chunk_cache.h; bounded LRU, shared by every server and
+  // The download chunk cache (client/cache/chunk_cache.h; bounded LRU, shared by every server and
   // bucket: entries are named by xorb hash and every download is checked against its file
   // hash), or "" unless --chunk-cache was given with a cache directory.
   const std::string& ChunkCacheDir() const { return resolved_.chunk_cache_dir; }

@@ -8,7 +8,7 @@
 #include "cli/output.h"
 #include "cli/remote_failure.h"
 #include "cli/remote_lookup.h"
-#include "client/remote_path.h"
+#include "client/hub/remote_path.h"
 
 namespace xet::cli {
 namespace {

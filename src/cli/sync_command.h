@@ -1,9 +1,9 @@
 // `xetstore sync SRC DST`: makes a bucket prefix match a local directory (upload) or a local
 // directory match a bucket prefix (download), transferring only what differs by the rules of
-// client/sync_plan.h (size + mtime, or Xet hash with --checksum), optionally deleting what
-// the source lacks (--delete), filtered by --include/--exclude (client/path_filter.h).
+// client/sync/sync_plan.h (size + mtime, or Xet hash with --checksum), optionally deleting what
+// the source lacks (--delete), filtered by --include/--exclude (client/sync/path_filter.h).
 // --dry-run prints the plan and changes nothing; --plan FILE writes it as JSON lines
-// (client/sync_plan_json.h) and changes nothing; --apply FILE carries out such a file's
+// (client/sync/sync_plan_json.h) and changes nothing; --apply FILE carries out such a file's
 // operations exactly, for the same SRC and DST. An upload registers its files and deletes in
 // one bucket batch after all data landed (cli/upload_files.h).
 #pragma once

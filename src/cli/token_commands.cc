@@ -4,10 +4,10 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "api/auth.h"
 #include "cli/node_config.h"
 #include "cli/output.h"
 #include "cli/serve_command.h"
+#include "server/auth/token_service.h"
 
 namespace xet::cli {
 namespace {

@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <system_error>
 
-#include "client/local_tree.h"
+#include "client/sync/local_tree.h"
 #include "common/ascii.h"
-#include "common/bucket_path.h"
+#include "protocol/bucket_path.h"
 
 namespace xet::cli {
 namespace {

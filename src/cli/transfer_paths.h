@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "client/remote_path.h"
+#include "client/hub/remote_path.h"
 #include "common/result.h"
 
 namespace xet::cli {
@@ -26,12 +26,12 @@ Result<std::string> RemoteFileTarget(const RemotePath& dst, std::string_view sou
 // The size and modification time of a local file.
 struct LocalFileInfo {
   uint64_t size = 0;
-  int64_t mtime_ms = 0;  // unix milliseconds (client/local_tree.h UnixMillis)
+  int64_t mtime_ms = 0;  // unix milliseconds (client/sync/local_tree.h UnixMillis)
 };
 
 // Stats the regular file `path` (symbolic links followed). NotFound when absent;
 // InvalidArgument when it is a directory or not a regular file. (Directories are listed
-// with client/local_tree.h ListLocalTree.)
+// with client/sync/local_tree.h ListLocalTree.)
 Result<LocalFileInfo> StatLocalFile(const std::string& path);
 
 // Where a file named `source_name` lands locally for destination `dst`: inside `dst` when
@@ -40,7 +40,7 @@ std::string LocalFileTarget(const std::string& dst, std::string_view source_name
 
 // The local path of `rel`, a path below `root` named by a bucket listing or a plan file.
 // Such names are untrusted, so that nothing is ever written or deleted outside `root`:
-// Corruption unless `rel` is a valid bucket path (common/bucket_path.h: relative, no "."
+// Corruption unless `rel` is a valid bucket path (protocol/bucket_path.h: relative, no "."
 // or ".." segment, no empty segment), and InvalidArgument when a directory on the way
 // below `root` is a symbolic link. `root` itself may be a link (the user named it).
 Result<std::string> LocalPathBelow(const std::string& root, std::string_view rel);

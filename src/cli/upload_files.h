@@ -13,7 +13,7 @@
 
 #include "cli/remote_options.h"
 #include "client/transfer_stats.h"
-#include "client/uploader.h"
+#include "client/upload/uploader.h"
 #include "common/result.h"
 
 namespace xet::cli {

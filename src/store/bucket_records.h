@@ -31,7 +31,7 @@ struct BucketRecord {
 };
 
 struct BucketEntry {
-  std::string path;  // a valid bucket path (see api/bucket_path.h)
+  std::string path;  // a valid bucket path (see protocol/bucket_path.h)
   Hash file_hash;
   uint64_t size = 0;           // the file's size (from its file record)
   int64_t mtime_ms = 0;        // client-supplied modification time; 0 = unknown

@@ -86,7 +86,7 @@ class Index {
 
   // --- buckets ---
   // Creates an empty bucket. AlreadyExists if NAMESPACE/BUCKET is taken. The caller has
-  // validated the names (api/bucket_path.h).
+  // validated the names (protocol/bucket_path.h).
   virtual Result<BucketRecord> CreateBucket(const std::string& ns, const std::string& name,
                                             bool is_private, int64_t now_ms) = 0;
   virtual Result<std::optional<BucketRecord>> GetBucket(const std::string& ns,

@@ -120,7 +120,7 @@ TEST_F(CpFaultCliTest, CorruptedXorbFailsTheDownloadAndLeavesNoFile) {
     ASSERT_TRUE(f.good());
   }
   // The server answers downloads of recently uploaded xorbs from memory
-  // (api/recent_xorb_cache.h); after a restart it reads the damaged object.
+  // (server/cache/recent_xorb_cache.h); after a restart it reads the damaged object.
   RestartServer();
 
   const std::string dst = LocalDir("fault-corrupt-dst") + "/data.bin";

@@ -12,7 +12,7 @@
 
 #include "cli/download_files.h"
 #include "cli/remote_options.h"
-#include "client/hub_client.h"
+#include "client/hub/hub_client.h"
 #include "support/cli_fixture.h"
 
 namespace xet {

@@ -1,5 +1,5 @@
-// libFuzzer target: the Authorization header and the tokens in it (api/auth.h), over an
-// Index in a temporary directory that holds one user token.
+// libFuzzer target: the Authorization header and the tokens in it (server/auth/token_service.h),
+// over an Index in a temporary directory that holds one user token.
 //
 // Input: "FIELDS\nREST": FIELDS = "TOKEN_ID SCOPE EXPIRES PERMISSION" (space separated)
 // of a CAS token to mint; REST is used as a raw Authorization header and as edits (three
@@ -25,11 +25,11 @@
 #include <string_view>
 #include <vector>
 
-#include "api/auth.h"
-#include "api/crypto_util.h"
-#include "common/bucket_path.h"
 #include "fuzz/support/heap_meter.h"
-#include "store/sqlite_index.h"
+#include "protocol/bucket_path.h"
+#include "server/auth/crypto_util.h"
+#include "server/auth/token_service.h"
+#include "store/sqlite/sqlite_index.h"
 
 namespace {
 

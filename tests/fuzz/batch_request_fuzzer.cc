@@ -1,4 +1,4 @@
-// libFuzzer target: NDJSON bucket batch bodies (api/batch_request.h).
+// libFuzzer target: NDJSON bucket batch bodies (server/hub/batch_request.h).
 //
 // Input: the body, parsed for bucket "ns/self" with a small operation cap (so the cap is
 // reached) and with the default one.
@@ -20,9 +20,9 @@
 #include <string>
 #include <string_view>
 
-#include "api/batch_request.h"
-#include "common/bucket_path.h"
 #include "fuzz/support/heap_meter.h"
+#include "protocol/bucket_path.h"
+#include "server/hub/batch_request.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
-// libFuzzer target: bucket names and paths (common/bucket_path.h), bucket ids
-// (ValidateBucketFullName, api/batch_request.h) and the client's hf:// remote paths
-// (client/remote_path.h).
+// libFuzzer target: bucket names and paths (protocol/bucket_path.h), bucket ids
+// (ValidateBucketFullName, protocol/bucket_path.h) and the client's hf:// remote paths
+// (client/hub/remote_path.h).
 //
 // Input: the string, checked by every validator (and prefixed with "hf://buckets/" for
 // the remote-path parser, so that parser gets past its scheme).
@@ -24,10 +24,10 @@
 #include <string>
 #include <string_view>
 
-#include "api/batch_request.h"
-#include "client/remote_path.h"
-#include "common/bucket_path.h"
+#include "client/hub/remote_path.h"
 #include "fuzz/support/heap_meter.h"
+#include "protocol/bucket_path.h"
+#include "server/hub/batch_request.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // libFuzzer target: the X-Range-Dirty header of GET /v2/file-chunk-hashes and the answer
-// computed from it (api/file_chunk_hashes.h), over a synthetic file.
+// computed from it (server/cas/file_chunk_hashes.h), over a synthetic file.
 //
 // Input: "HEADER\nCHUNKS": the header value, then the file's chunks, two bytes each
 // (little-endian size unit; chunk size = 1 + unit * 2, so 1 B .. 128 KiB and often a
@@ -27,8 +27,8 @@
 #include <string_view>
 #include <vector>
 
-#include "api/file_chunk_hashes.h"
 #include "fuzz/support/heap_meter.h"
+#include "server/cas/file_chunk_hashes.h"
 
 namespace {
 

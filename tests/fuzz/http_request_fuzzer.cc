@@ -29,21 +29,21 @@
 #include <string>
 #include <string_view>
 
-#include "api/auth.h"
-#include "api/cas_routes.h"
-#include "api/cas_service.h"
-#include "api/crypto_util.h"
-#include "api/hub_query.h"
-#include "api/hub_routes.h"
-#include "api/hub_service.h"
-#include "api/transfer_signer.h"
 #include "fuzz/support/heap_meter.h"
-#include "server/http.h"
-#include "server/http_server.h"
-#include "server/router.h"
-#include "server/url.h"
-#include "store/local_object_store.h"
-#include "store/sqlite_index.h"
+#include "http/http_server.h"
+#include "http/message.h"
+#include "http/router.h"
+#include "http/url.h"
+#include "server/auth/crypto_util.h"
+#include "server/auth/token_service.h"
+#include "server/cas/cas_routes.h"
+#include "server/cas/cas_service.h"
+#include "server/hub/hub_query.h"
+#include "server/hub/hub_routes.h"
+#include "server/hub/hub_service.h"
+#include "server/transfer/transfer_signer.h"
+#include "store/local/local_object_store.h"
+#include "store/sqlite/sqlite_index.h"
 
 namespace {
 

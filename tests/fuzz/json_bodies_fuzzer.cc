@@ -1,6 +1,6 @@
-// libFuzzer target: the JSON request bodies (api/request_bodies.h: bucket create and
+// libFuzzer target: the JSON request bodies (server/request_bodies.h: bucket create and
 // move, paths-info, batch reconstruction) and the bounded JSON reader under them
-// (api/json_parse.h).
+// (server/json_parse.h).
 //
 // Input: the body; every parser reads it.
 // Properties:
@@ -23,11 +23,11 @@
 #include <string>
 #include <string_view>
 
-#include "api/batch_request.h"
-#include "api/json_parse.h"
-#include "api/request_bodies.h"
-#include "common/bucket_path.h"
 #include "fuzz/support/heap_meter.h"
+#include "protocol/bucket_path.h"
+#include "server/hub/batch_request.h"
+#include "server/json_parse.h"
+#include "server/request_bodies.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
-// libFuzzer target: `Range`-style range sets (api/byte_range.h) and the transfer route's
-// answer to a Range header (api/xorb_range_response.h).
+// libFuzzer target: `Range`-style range sets (protocol/byte_range.h) and the transfer route's
+// answer to a Range header (server/transfer/xorb_range_response.h).
 //
 // Input: "SIGNED\nLENGTH\nRANGE" -- the signed range set (as a transfer URL carries it),
 // the chunk-data length (decimal, taken modulo 64 KiB) and the request's Range header.
@@ -27,9 +27,9 @@
 #include <string_view>
 #include <vector>
 
-#include "api/byte_range.h"
-#include "api/xorb_range_response.h"
 #include "fuzz/support/heap_meter.h"
+#include "protocol/byte_range.h"
+#include "server/transfer/xorb_range_response.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// libFuzzer target: signed transfer URL query strings (api/transfer_signer.h), as the
+// libFuzzer target: signed transfer URL query strings (server/transfer/transfer_signer.h), as the
 // transfer route reads them (HttpRequest::QueryParam, then TransferSigner::Verify).
 //
 // Input: "RANGES\nEXPIRES\nREST". RANGES (a `bytes=` set) and EXPIRES (decimal) are
@@ -23,10 +23,10 @@
 #include <string_view>
 #include <vector>
 
-#include "api/byte_range.h"
-#include "api/transfer_signer.h"
 #include "fuzz/support/heap_meter.h"
-#include "server/http.h"
+#include "http/message.h"
+#include "protocol/byte_range.h"
+#include "server/transfer/transfer_signer.h"
 
 namespace {
 

@@ -4,11 +4,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "api/byte_range.h"
 #include "format/compression.h"
 #include "format/merkle.h"
 #include "format/shard_parser.h"
 #include "format/xorb.h"
+#include "protocol/byte_range.h"
 #include "support/curl_client.h"
 #include "support/server_process.h"
 #include "support/subprocess.h"
@@ -415,7 +415,7 @@ std::string RecentXorbLine(const char* result, size_t value) {
          std::to_string(value) + "\n";
 }
 
-// Xorbs just uploaded are answered from the server's memory (api/recent_xorb_cache.h),
+// Xorbs just uploaded are answered from the server's memory (server/cache/recent_xorb_cache.h),
 // byte for byte what the store holds; after a restart they come from the store again, and
 // with --recent-xorb-cache-mb 0 the cache is never consulted.
 TEST_F(CasServerTest, RecentlyUploadedXorbsAreServedFromMemory) {

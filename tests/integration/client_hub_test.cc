@@ -5,9 +5,9 @@
 #include <map>
 #include <set>
 
-#include "client/cas_client.h"
-#include "client/http_client.h"
-#include "client/hub_client.h"
+#include "client/cas/cas_client.h"
+#include "client/hub/hub_client.h"
+#include "client/transport/http_client.h"
 #include "format/compression.h"
 #include "format/xorb.h"
 #include "support/server_process.h"

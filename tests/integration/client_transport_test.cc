@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "client/cas_client.h"
-#include "client/http_client.h"
-#include "client/hub_client.h"
+#include "client/cas/cas_client.h"
+#include "client/hub/hub_client.h"
+#include "client/transport/http_client.h"
 #include "format/compression.h"
 #include "format/xorb.h"
 #include "support/scripted_http_server.h"

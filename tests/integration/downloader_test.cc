@@ -1,7 +1,7 @@
 // The download pipeline end to end against a real `xetstore serve`: whole files and byte
 // ranges (mid-chunk starts, several blocks), multi-term and multi-range files, a corrupted
 // xorb on the server's disk, an interrupted download resumed, and the chunk cache.
-#include "client/downloader.h"
+#include "client/download/downloader.h"
 
 #include <gtest/gtest.h>
 
@@ -12,10 +12,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "client/cas_client.h"
-#include "client/chunk_cache.h"
-#include "client/http_client.h"
-#include "client/part_file.h"
+#include "client/cache/chunk_cache.h"
+#include "client/cas/cas_client.h"
+#include "client/download/part_file.h"
+#include "client/transport/http_client.h"
 #include "support/server_process.h"
 #include "support/temp_dir.h"
 #include "support/test_support.h"
@@ -63,7 +63,7 @@ class DownloaderTest : public ::testing::Test {
  protected:
   void SetUp() override {
     // These tests damage or move stored xorbs after uploading them: the server must read
-    // the objects, not its memory copy of recent uploads (api/recent_xorb_cache.h).
+    // the objects, not its memory copy of recent uploads (server/cache/recent_xorb_cache.h).
     server_ = std::make_unique<ServerProcess>(
         testing::MakeTempDir("download"), std::vector<std::string>{"--recent-xorb-cache-mb", "0"});
     token_ = server_->CreateToken("write", "team/a");

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <thread>
 
-#include "client/wire.h"
+#include "client/hub/wire.h"
 #include "support/curl_client.h"
 #include "support/server_process.h"
 #include "support/subprocess.h"

@@ -2,7 +2,7 @@
 // `xetstore hash`'s, uploaded files reconstruct byte for byte, re-uploads send no xorb
 // bytes, a 1 % modified version sends about its changed chunks, and an upload interrupted by
 // a killed server completes on retry.
-#include "client/uploader.h"
+#include "client/upload/uploader.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
@@ -19,8 +19,8 @@
 #include <sstream>
 #include <thread>
 
-#include "client/cas_client.h"
-#include "client/http_client.h"
+#include "client/cas/cas_client.h"
+#include "client/transport/http_client.h"
 #include "format/chunker.h"
 #include "format/keyed_hash.h"
 #include "format/merkle.h"

@@ -7,10 +7,10 @@
 #include <memory>
 #include <string>
 
-#include "api/xorb_ingest.h"
-#include "api/xorb_record_cache.h"
+#include "server/cache/xorb_record_cache.h"
+#include "server/cas/xorb_ingest.h"
 #include "store/index.h"
-#include "store/local_object_store.h"
+#include "store/local/local_object_store.h"
 #include "support/temp_dir.h"
 #include "support/xet_fixtures.h"
 

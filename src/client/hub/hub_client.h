@@ -1,0 +1,107 @@
+// HubClient: the Hub-compatible bucket API of a xetstore server (or the Hub itself), as
+// typed calls. Stateless apart from the endpoint and user token; thread-safe.
+// Every call returns the server's error mapped by StatusFromResponse (NotFound for an
+// unknown or unreadable bucket, PermissionDenied, Unauthenticated, Unavailable, ...).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "client/transport/http_client.h"
+#include "common/result.h"
+#include "format/hash.h"
+
+namespace xet {
+
+struct RemoteBucket {
+  std::string id;  // "NAMESPACE/BUCKET"
+  bool is_private = true;
+  std::string created_at;  // ISO-8601 as the server sent it
+  uint64_t size = 0;
+  uint64_t total_files = 0;
+};
+
+struct RemoteEntry {
+  bool is_directory = false;
+  std::string path;  // inside the bucket
+  uint64_t size = 0;
+  Hash xet_hash;            // files only
+  int64_t mtime_ms = 0;     // 0 = unknown
+  std::string uploaded_at;  // ISO-8601, may be empty
+  std::string content_type;
+};
+
+// One line of a batch (the NDJSON ops of POST /api/buckets/{id}/batch).
+struct RemoteOp {
+  enum class Kind { kAddFile, kDeleteFile, kCopyFile, kCopyPrefix, kMovePrefix };
+  Kind kind = Kind::kAddFile;
+  std::string path;  // add/delete/copy target
+  Hash xet_hash;     // add/copy
+  int64_t mtime_ms = 0;
+  std::string content_type;
+  std::string source_bucket;  // copy/copyPrefix: "NAMESPACE/BUCKET"
+  std::string from, to;       // copyPrefix/movePrefix
+};
+
+struct BatchOutcome {
+  uint64_t processed = 0;
+  uint64_t succeeded = 0;
+  struct Failure {
+    std::string path;
+    std::string error;
+  };
+  std::vector<Failure> failed;
+};
+
+// A short-lived CAS token and where to use it.
+struct XetToken {
+  std::string access_token;
+  std::string cas_url;
+  int64_t expires_at = 0;  // unix seconds
+};
+
+class HubClient {
+ public:
+  // `endpoint` without trailing '/', e.g. "http://127.0.0.1:8080"; `token` may be empty
+  // (anonymous: public buckets only). `http` must outlive the client.
+  HubClient(HttpClient& http, std::string endpoint, std::string token);
+
+  // Bucket ids are "NAMESPACE/BUCKET" with valid names (protocol/bucket_path.h), checked
+  // before any request (InvalidArgument). The created bucket's record carries the id and
+  // privacy only (the create answer has no timestamps; the counts of a new bucket are 0).
+  Result<RemoteBucket> CreateBucket(const std::string& bucket_id, bool is_private);
+  Result<RemoteBucket> GetBucket(const std::string& bucket_id);
+  // Every bucket of `ns` the token can read (follows pagination).
+  Result<std::vector<RemoteBucket>> ListBuckets(const std::string& ns);
+  Status DeleteBucket(const std::string& bucket_id);
+  Status MoveBucket(const std::string& from_id, const std::string& to_id);
+
+  Result<XetToken> GetXetToken(const std::string& bucket_id, bool write);
+
+  // Calls `on_item` for each item under `prefix` ("" = root; one trailing '/' ignored),
+  // following pagination (a next-page link to another origin is re-based on the endpoint,
+  // so the token only goes to the endpoint); stops early (OK) when it returns false.
+  Status ListTree(const std::string& bucket_id, const std::string& prefix, bool recursive,
+                  const std::function<bool(const RemoteEntry&)>& on_item);
+  // Entries for the paths that exist (batched by 1,000 per request).
+  Result<std::vector<RemoteEntry>> PathsInfo(const std::string& bucket_id,
+                                             std::span<const std::string> paths);
+  // Applies `ops` (sent in requests of at most 10,000 ops; each request is atomic on the
+  // server). Failed ops are reported in the outcome (the server answers 422), not as an
+  // error Status; an error Status after the first request leaves the earlier requests
+  // applied.
+  Result<BatchOutcome> Batch(const std::string& bucket_id, std::span<const RemoteOp> ops);
+
+  const std::string& endpoint() const { return endpoint_; }
+
+ private:
+  HttpClient& http_;
+  std::string endpoint_;
+  std::string token_;
+};
+
+}  // namespace xet

@@ -1,0 +1,68 @@
+// LocalObjectStore: the ObjectStore contract over a local directory.
+//
+// Layout: the object for key K is the file <root>/K. Put writes a uniquely named temporary
+// file ".tmp-<name>-<nonce>" beside the final name (O_CREAT|O_EXCL; a dot-name, which no
+// valid key can have), writes it fully, fsyncs it, then link()s it to the final name (link
+// never replaces an existing name, so a finished object is never overwritten), unlinks the
+// temporary name and fsyncs the directory (concurrent Puts into one directory share that
+// fsync: one that starts after a Put's link covers it; see FsyncGroup). Directories created
+// on the way are fsynced into their parents before the first object in them is reported
+// durable. Objects of 1 MiB or more are written with O_DIRECT (through an aligned bounce
+// buffer; buffered where the file system refuses it): the page-cache copy of a fresh object
+// costs more CPU than it saves. Opening the store removes temporary files a crash left
+// behind.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "common/result.h"
+#include "store/local/fsync_group.h"
+#include "store/object_store.h"
+
+namespace xet {
+
+class LocalObjectStore final : public ObjectStore {
+ public:
+  // Creates `root` if missing and removes leftover temporary files under it.
+  static Result<std::unique_ptr<LocalObjectStore>> Open(const std::string& root);
+
+  Result<bool> Put(std::string_view key, std::span<const uint8_t> data) override;
+  Result<bool> PutParts(std::string_view key,
+                        std::span<const std::span<const uint8_t>> parts) override;
+  Result<uint64_t> Size(std::string_view key) override;
+  Status ReadRange(std::string_view key, uint64_t offset, std::span<uint8_t> out) override;
+  Result<std::vector<uint8_t>> Get(std::string_view key) override;
+  Result<UniqueFd> OpenFile(std::string_view key) override;
+  Status Delete(std::string_view key) override;
+
+  const std::string& root() const { return root_; }
+
+ private:
+  LocalObjectStore(std::string root, uint64_t nonce) : root_(std::move(root)), nonce_(nonce) {}
+
+  // Creates every directory from root_ down to `rel_dir` ("" = root_) and makes each entry
+  // durable in its parent (once per directory per store instance).
+  Status EnsureDurableDir(const std::string& rel_dir);
+  std::string TempName(std::string_view base);
+  // Makes the entries linked into the directory `dir_path` so far durable (a shared fsync).
+  Status SyncDir(const std::string& dir_path);
+
+  const std::string root_;
+  const uint64_t nonce_;  // random per instance: temp names of concurrent processes differ
+
+  std::mutex mu_;
+  uint64_t temp_counter_ = 0;                     // guarded by mu_
+  std::unordered_set<std::string> durable_dirs_;  // guarded by mu_; relative to root_
+  // guarded by mu_ (the map; each group syncs on its own); keyed by absolute path
+  std::unordered_map<std::string, std::unique_ptr<FsyncGroup>> dir_syncs_;
+};
+
+}  // namespace xet

@@ -1,0 +1,896 @@
+// SqliteIndex: the bucket part of the Index contract (schema: migration 2 in sqlite_schema.cc).
+//
+// - A bucket's scope is "NAMESPACE/BUCKET"; its visibility rows live in file_scopes and
+//   xorb_scopes like every other scope's.
+// - Invariant: every file an entry of bucket B points at has a file_scopes row for B's scope.
+//   addFile requires that row, copies add it, and a batch removes it for the files whose
+//   last entry in B it removed or overwrote.
+// - A batch is one group-commit operation (one savepoint, durable on return). Each BucketOp
+//   checks everything that can make it fail before it writes, so a failing op has written
+//   nothing and needs no savepoint of its own; a storage error fails the whole batch.
+// - Prefix copies and moves are set-based: the matched entries are staged, renamed, in a
+//   TEMP table and written back with one INSERT ... SELECT, whatever their number.
+// - Reads that take several statements run in one read transaction (one snapshot).
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "store/sqlite/sqlite_index.h"
+#include "store/sqlite/sqlite_values.h"
+
+namespace xet {
+namespace {
+
+// ---------------------------------------------------------------------------------------
+// Shared pieces.
+
+constexpr const char* kBucketColumns =
+    "ns, name, private, created_at_ms, updated_at_ms, total_size, total_files";
+
+Result<BucketRecord> ReadBucket(SqliteStatement& stmt) {
+  BucketRecord b;
+  b.ns = std::string(stmt.ColumnText(0));
+  b.name = std::string(stmt.ColumnText(1));
+  b.is_private = stmt.ColumnInt64(2) != 0;
+  b.created_at_ms = stmt.ColumnInt64(3);
+  b.updated_at_ms = stmt.ColumnInt64(4);
+  XET_ASSIGN_OR_RETURN(b.total_size, FromSqlSize(stmt.ColumnInt64(5), "bucket total size"));
+  XET_ASSIGN_OR_RETURN(b.total_files, FromSqlSize(stmt.ColumnInt64(6), "bucket file count"));
+  return b;
+}
+
+std::string FullName(std::string_view ns, std::string_view name) {
+  std::string s(ns);
+  s.push_back('/');
+  s.append(name);
+  return s;
+}
+
+Status BucketNotFound(std::string_view ns, std::string_view name) {
+  return Status::NotFound("bucket " + FullName(ns, name) + " not found");
+}
+
+// The id of bucket ns/name, or nullopt.
+Result<std::optional<int64_t>> FindBucketId(SqliteDb& db, std::string_view ns,
+                                            std::string_view name) {
+  XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
+                       db.Prepare("SELECT id FROM buckets WHERE ns = ?1 AND name = ?2"));
+  XET_RETURN_IF_ERROR(stmt->BindText(1, ns));
+  XET_RETURN_IF_ERROR(stmt->BindText(2, name));
+  XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
+  if (!row) return std::optional<int64_t>();
+  return std::optional<int64_t>(stmt->ColumnInt64(0));
+}
+
+// The id of bucket ns/name; NotFound if absent.
+Result<int64_t> RequireBucketId(SqliteDb& db, std::string_view ns, std::string_view name) {
+  XET_ASSIGN_OR_RETURN(std::optional<int64_t> id, FindBucketId(db, ns, name));
+  if (!id) return BucketNotFound(ns, name);
+  return *id;
+}
+
+// "NAMESPACE/BUCKET" split at its first '/'; nullopt without one.
+std::optional<std::pair<std::string_view, std::string_view>> SplitFullName(std::string_view full) {
+  const size_t slash = full.find('/');
+  if (slash == std::string_view::npos) return std::nullopt;
+  return std::make_pair(full.substr(0, slash), full.substr(slash + 1));
+}
+
+// The entry columns, in the order ReadEntry expects them.
+#define XET_ENTRY_COLUMNS "path, file_hash, size, mtime_ms, uploaded_at_ms, content_type, sha256"
+
+Result<BucketEntry> ReadEntry(SqliteStatement& stmt) {
+  BucketEntry e;
+  e.path = std::string(stmt.ColumnText(0));
+  XET_ASSIGN_OR_RETURN(e.file_hash, HashColumn(stmt, 1, "entry file hash"));
+  XET_ASSIGN_OR_RETURN(e.size, FromSqlSize(stmt.ColumnInt64(2), "entry size"));
+  e.mtime_ms = stmt.ColumnInt64(3);
+  e.uploaded_at_ms = stmt.ColumnInt64(4);
+  e.content_type = std::string(stmt.ColumnText(5));
+  if (!stmt.ColumnIsNull(6)) {
+    XET_ASSIGN_OR_RETURN(e.sha256, HashColumn(stmt, 6, "entry sha256"));
+  }
+  return e;
+}
+
+Result<std::optional<BucketEntry>> FindEntry(SqliteDb& db, int64_t bucket_id,
+                                             std::string_view path) {
+  XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
+                       db.Prepare("SELECT " XET_ENTRY_COLUMNS
+                                  " FROM bucket_entries WHERE bucket_id = ?1 AND path = ?2"));
+  XET_RETURN_IF_ERROR(stmt->BindInt64(1, bucket_id));
+  XET_RETURN_IF_ERROR(stmt->BindText(2, path));
+  XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
+  if (!row) return std::optional<BucketEntry>();
+  XET_ASSIGN_OR_RETURN(BucketEntry e, ReadEntry(*stmt));
+  return std::optional<BucketEntry>(std::move(e));
+}
+
+// A read transaction on a leased read connection, so that several statements see one
+// snapshot. Declare it before the statements it covers: it ends (COMMIT) on destruction,
+// after they have been reset.
+class ReadSnapshot {
+ public:
+  explicit ReadSnapshot(SqliteDb& db) : db_(db) {}
+  ReadSnapshot(const ReadSnapshot&) = delete;
+  ReadSnapshot& operator=(const ReadSnapshot&) = delete;
+  ~ReadSnapshot() {
+    if (open_) (void)db_.Exec("COMMIT");
+  }
+  Status Begin() {
+    XET_RETURN_IF_ERROR(db_.Exec("BEGIN"));
+    open_ = true;
+    return Status::Ok();
+  }
+
+ private:
+  SqliteDb& db_;
+  bool open_ = false;
+};
+
+// The key range of the entries below directory `dir` (no trailing '/'): [dir + "/", dir + "0").
+// '0' is the byte after '/', so every path starting with dir + "/" sorts inside it and nothing
+// else does.
+std::string DirLower(std::string_view dir) { return std::string(dir) + "/"; }
+std::string DirUpper(std::string_view dir) { return std::string(dir) + "0"; }
+
+// Rewrites every visibility row of scope `from` to scope `to`; rows that `to` already has
+// are dropped instead (the primary keys would collide).
+Status RenameScope(SqliteDb& db, const char* table, const std::string& from,
+                   const std::string& to) {
+  const std::string t(table);
+  {
+    XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
+                         db.Prepare("UPDATE OR IGNORE " + t + " SET scope = ?2 WHERE scope = ?1"));
+    XET_RETURN_IF_ERROR(stmt->BindText(1, from));
+    XET_RETURN_IF_ERROR(stmt->BindText(2, to));
+    XET_RETURN_IF_ERROR(stmt->Run());
+  }
+  XET_ASSIGN_OR_RETURN(ScopedStatement stmt, db.Prepare("DELETE FROM " + t + " WHERE scope = ?1"));
+  XET_RETURN_IF_ERROR(stmt->BindText(1, from));
+  return stmt->Run();
+}
+
+Status DeleteScope(SqliteDb& db, const char* table, const std::string& scope) {
+  XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
+                       db.Prepare(std::string("DELETE FROM ") + table + " WHERE scope = ?1"));
+  XET_RETURN_IF_ERROR(stmt->BindText(1, scope));
+  return stmt->Run();
+}
+
+// ---------------------------------------------------------------------------------------
+// Batches.
+
+// Applies the operations of one batch to one bucket, on the writer connection, inside the
+// batch's savepoint. Use: Begin(), Apply() per op, Finish(). Apply() reports an operation's
+// own failure (unknown file, missing source, ...) in its BucketOpResult, having written
+// nothing; a non-OK Status is a storage failure and fails the whole batch.
+class BatchApplier {
+ public:
+  BatchApplier(SqliteDb& db, int64_t bucket_id, Scope scope, int64_t now_ms)
+      : db_(db), bucket_id_(bucket_id), scope_(std::move(scope)), now_ms_(now_ms) {}
+
+  // Creates (once per connection) and empties the staging tables.
+  Status Begin();
+  Result<BucketOpResult> Apply(const BucketOp& op);
+  // Drops the bucket's visibility of files that lost their last entry and updates the
+  // bucket's totals and updated_at (when anything changed).
+  Status Finish();
+
+ private:
+  // What one entry write puts at a path.
+  struct NewEntry {
+    const std::string* path;
+    Hash file_hash;
+    int64_t size;
+    std::optional<Hash> sha256;
+    int64_t mtime_ms;
+    std::string_view content_type;
+  };
+
+  // The id of source bucket "NAMESPACE/BUCKET" ("" = this bucket), or nullopt if absent.
+  Result<std::optional<int64_t>> SourceBucketId(const std::string& full_name);
+  Result<BucketOpResult> AddFile(const BucketOp& op);
+  Result<BucketOpResult> DeleteFile(const BucketOp& op);
+  Result<BucketOpResult> CopyFile(const BucketOp& op);
+  Result<BucketOpResult> CopyOrMovePrefix(const BucketOp& op, bool move);
+
+  // Writes `e`, replacing what was at its path.
+  Status PutEntry(const NewEntry& e);
+  // Records that this bucket may have lost its last entry pointing at `file_hash`.
+  Status NoteLost(const Hash& file_hash);
+  // Stages in bucket_batch_moved the entries of `source_id` at `from` or below `from` + "/",
+  // renamed to `to` + the rest of their path. Returns how many.
+  Result<int64_t> StagePrefix(int64_t source_id, const std::string& from, const std::string& to);
+  // Removes this bucket's entries at `from` and below `from` + "/".
+  Status DeletePrefix(const std::string& from);
+  // Accounts for (and records as lost) the entries of this bucket the staged rows will
+  // overwrite, then writes the staged rows. `replace_sources`: the staged rows are the
+  // renamed entries of a move, whose sources were removed, so they add no files or bytes.
+  Status WriteStaged(bool replace_sources);
+  Status ClearStaged() { return db_.Exec("DELETE FROM temp.bucket_batch_moved"); }
+
+  SqliteDb& db_;
+  const int64_t bucket_id_;
+  const Scope scope_;
+  const int64_t now_ms_;
+  int64_t delta_files_ = 0;
+  int64_t delta_size_ = 0;
+  bool changed_ = false;
+};
+
+BucketOpResult OpFailed(std::string error) {
+  BucketOpResult r;
+  r.ok = false;
+  r.error = std::move(error);
+  return r;
+}
+
+BucketOpResult OpDone(uint64_t changed) {
+  BucketOpResult r;
+  r.entries_changed = changed;
+  return r;
+}
+
+Status BatchApplier::Begin() {
+  XET_RETURN_IF_ERROR(
+      db_.Exec("CREATE TEMP TABLE IF NOT EXISTS bucket_batch_lost("
+               "file_hash BLOB PRIMARY KEY) WITHOUT ROWID;"
+               "CREATE TEMP TABLE IF NOT EXISTS bucket_batch_moved("
+               "path TEXT PRIMARY KEY COLLATE BINARY, file_hash BLOB NOT NULL, "
+               "size INTEGER NOT NULL, mtime_ms INTEGER NOT NULL, "
+               "uploaded_at_ms INTEGER NOT NULL, content_type TEXT NOT NULL, sha256 BLOB"
+               ") WITHOUT ROWID;"));
+  XET_RETURN_IF_ERROR(db_.Exec("DELETE FROM temp.bucket_batch_lost"));
+  return ClearStaged();
+}
+
+Result<BucketOpResult> BatchApplier::Apply(const BucketOp& op) {
+  switch (op.kind) {
+    case BucketOp::Kind::kAddFile:
+      return AddFile(op);
+    case BucketOp::Kind::kDeleteFile:
+      return DeleteFile(op);
+    case BucketOp::Kind::kCopyFile:
+      return CopyFile(op);
+    case BucketOp::Kind::kCopyPrefix:
+      return CopyOrMovePrefix(op, /*move=*/false);
+    case BucketOp::Kind::kMovePrefix:
+      return CopyOrMovePrefix(op, /*move=*/true);
+  }
+  return OpFailed("unknown operation");
+}
+
+Result<std::optional<int64_t>> BatchApplier::SourceBucketId(const std::string& full_name) {
+  if (full_name.empty()) return std::optional<int64_t>(bucket_id_);
+  auto split = SplitFullName(full_name);
+  if (!split) return std::optional<int64_t>();
+  return FindBucketId(db_, split->first, split->second);
+}
+
+Status BatchApplier::NoteLost(const Hash& file_hash) {
+  XET_ASSIGN_OR_RETURN(
+      ScopedStatement stmt,
+      db_.Prepare("INSERT OR IGNORE INTO temp.bucket_batch_lost(file_hash) VALUES(?1)"));
+  XET_RETURN_IF_ERROR(stmt->BindBlob(1, HashBytes(file_hash)));
+  return stmt->Run();
+}
+
+Status BatchApplier::PutEntry(const NewEntry& e) {
+  {
+    XET_ASSIGN_OR_RETURN(
+        ScopedStatement old,
+        db_.Prepare(
+            "SELECT file_hash, size FROM bucket_entries WHERE bucket_id = ?1 AND path = ?2"));
+    XET_RETURN_IF_ERROR(old->BindInt64(1, bucket_id_));
+    XET_RETURN_IF_ERROR(old->BindText(2, *e.path));
+    XET_ASSIGN_OR_RETURN(bool row, old->Step());
+    if (row) {
+      XET_ASSIGN_OR_RETURN(Hash old_hash, HashColumn(*old, 0, "entry file hash"));
+      delta_files_ -= 1;
+      delta_size_ -= old->ColumnInt64(1);
+      if (old_hash != e.file_hash) XET_RETURN_IF_ERROR(NoteLost(old_hash));
+    }
+  }
+  XET_ASSIGN_OR_RETURN(
+      ScopedStatement put,
+      db_.Prepare("INSERT INTO bucket_entries(bucket_id, path, file_hash, size, mtime_ms, "
+                  "uploaded_at_ms, content_type, sha256) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
+                  "ON CONFLICT(bucket_id, path) DO UPDATE SET file_hash = excluded.file_hash, "
+                  "size = excluded.size, mtime_ms = excluded.mtime_ms, "
+                  "uploaded_at_ms = excluded.uploaded_at_ms, "
+                  "content_type = excluded.content_type, sha256 = excluded.sha256"));
+  XET_RETURN_IF_ERROR(put->BindInt64(1, bucket_id_));
+  XET_RETURN_IF_ERROR(put->BindText(2, *e.path));
+  XET_RETURN_IF_ERROR(put->BindBlob(3, HashBytes(e.file_hash)));
+  XET_RETURN_IF_ERROR(put->BindInt64(4, e.size));
+  XET_RETURN_IF_ERROR(put->BindInt64(5, e.mtime_ms));
+  XET_RETURN_IF_ERROR(put->BindInt64(6, now_ms_));
+  XET_RETURN_IF_ERROR(put->BindText(7, e.content_type));
+  if (e.sha256) {
+    XET_RETURN_IF_ERROR(put->BindBlob(8, HashBytes(*e.sha256)));
+  } else {
+    XET_RETURN_IF_ERROR(put->BindNull(8));
+  }
+  XET_RETURN_IF_ERROR(put->Run());
+  delta_files_ += 1;
+  delta_size_ += e.size;
+  changed_ = true;
+  return Status::Ok();
+}
+
+Result<BucketOpResult> BatchApplier::AddFile(const BucketOp& op) {
+  NewEntry e{&op.path, op.file_hash, 0, std::nullopt, op.mtime_ms, op.content_type};
+  {
+    // One statement: the file's record and whether this bucket's scope can see it. An
+    // invisible file answers exactly like an unknown one (its existence is not disclosed).
+    XET_ASSIGN_OR_RETURN(
+        ScopedStatement stmt,
+        db_.Prepare("SELECT f.size, f.sha256 FROM files f WHERE f.hash = ?1 AND EXISTS("
+                    "SELECT 1 FROM file_scopes s WHERE s.file_hash = ?1 AND s.scope = ?2)"));
+    XET_RETURN_IF_ERROR(stmt->BindBlob(1, HashBytes(op.file_hash)));
+    XET_RETURN_IF_ERROR(stmt->BindText(2, scope_));
+    XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
+    if (!row) {
+      return OpFailed("file " + op.file_hash.ToHex() + " not found (upload its shard first)");
+    }
+    e.size = stmt->ColumnInt64(0);
+    if (!stmt->ColumnIsNull(1)) {
+      XET_ASSIGN_OR_RETURN(e.sha256, HashColumn(*stmt, 1, "file sha256"));
+    }
+  }
+  XET_RETURN_IF_ERROR(PutEntry(e));
+  return OpDone(1);
+}
+
+Result<BucketOpResult> BatchApplier::DeleteFile(const BucketOp& op) {
+  XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
+                       db_.Prepare("DELETE FROM bucket_entries WHERE bucket_id = ?1 AND path = ?2 "
+                                   "RETURNING file_hash, size"));
+  XET_RETURN_IF_ERROR(stmt->BindInt64(1, bucket_id_));
+  XET_RETURN_IF_ERROR(stmt->BindText(2, op.path));
+  XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
+  if (!row) return OpDone(0);  // already absent: deleting is idempotent
+  XET_ASSIGN_OR_RETURN(Hash old_hash, HashColumn(*stmt, 0, "entry file hash"));
+  const int64_t old_size = stmt->ColumnInt64(1);
+  XET_RETURN_IF_ERROR(stmt->Run());
+  delta_files_ -= 1;
+  delta_size_ -= old_size;
+  changed_ = true;
+  XET_RETURN_IF_ERROR(NoteLost(old_hash));
+  return OpDone(1);
+}
+
+Result<BucketOpResult> BatchApplier::CopyFile(const BucketOp& op) {
+  XET_ASSIGN_OR_RETURN(std::optional<int64_t> source_id, SourceBucketId(op.source_bucket));
+  if (!source_id) return OpFailed("source bucket " + op.source_bucket + " not found");
+  NewEntry e{&op.path, op.file_hash, 0, std::nullopt, op.mtime_ms, op.content_type};
+  std::string source_content_type;
+  {
+    XET_ASSIGN_OR_RETURN(
+        ScopedStatement stmt,
+        db_.Prepare("SELECT size, sha256, mtime_ms, content_type FROM bucket_entries "
+                    "WHERE bucket_id = ?1 AND file_hash = ?2 LIMIT 1"));
+    XET_RETURN_IF_ERROR(stmt->BindInt64(1, *source_id));
+    XET_RETURN_IF_ERROR(stmt->BindBlob(2, HashBytes(op.file_hash)));
+    XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
+    if (!row) {
+      return OpFailed("file " + op.file_hash.ToHex() + " not found in bucket " +
+                      (op.source_bucket.empty() ? scope_ : op.source_bucket));
+    }
+    e.size = stmt->ColumnInt64(0);
+    if (!stmt->ColumnIsNull(1)) {
+      XET_ASSIGN_OR_RETURN(e.sha256, HashColumn(*stmt, 1, "entry sha256"));
+    }
+    if (e.mtime_ms == 0) e.mtime_ms = stmt->ColumnInt64(2);
+    if (e.content_type.empty()) {
+      source_content_type = std::string(stmt->ColumnText(3));
+      e.content_type = source_content_type;
+    }
+  }
+  XET_RETURN_IF_ERROR(PutEntry(e));
+  XET_ASSIGN_OR_RETURN(ScopedStatement vis,
+                       db_.Prepare("INSERT INTO file_scopes(file_hash, scope) VALUES(?1, ?2) "
+                                   "ON CONFLICT DO NOTHING"));
+  XET_RETURN_IF_ERROR(vis->BindBlob(1, HashBytes(op.file_hash)));
+  XET_RETURN_IF_ERROR(vis->BindText(2, scope_));
+  XET_RETURN_IF_ERROR(vis->Run());
+  return OpDone(1);
+}
+
+Result<int64_t> BatchApplier::StagePrefix(int64_t source_id, const std::string& from,
+                                          const std::string& to) {
+  // substr() over the path as a BLOB counts bytes; `to || blob` is TEXT with those bytes.
+  XET_ASSIGN_OR_RETURN(
+      ScopedStatement stmt,
+      db_.Prepare("INSERT INTO temp.bucket_batch_moved(path, file_hash, size, mtime_ms, "
+                  "uploaded_at_ms, content_type, sha256) "
+                  "SELECT ?5 || substr(CAST(path AS BLOB), ?6), file_hash, size, mtime_ms, ?7, "
+                  "content_type, sha256 FROM bucket_entries WHERE bucket_id = ?1 AND path = ?2 "
+                  "UNION ALL "
+                  "SELECT ?5 || substr(CAST(path AS BLOB), ?6), file_hash, size, mtime_ms, ?7, "
+                  "content_type, sha256 FROM bucket_entries "
+                  "WHERE bucket_id = ?1 AND path >= ?3 AND path < ?4"));
+  const std::string lower = DirLower(from);
+  const std::string upper = DirUpper(from);
+  XET_RETURN_IF_ERROR(stmt->BindInt64(1, source_id));
+  XET_RETURN_IF_ERROR(stmt->BindText(2, from));
+  XET_RETURN_IF_ERROR(stmt->BindText(3, lower));
+  XET_RETURN_IF_ERROR(stmt->BindText(4, upper));
+  XET_RETURN_IF_ERROR(stmt->BindText(5, to));
+  XET_RETURN_IF_ERROR(stmt->BindInt64(6, static_cast<int64_t>(from.size()) + 1));
+  XET_RETURN_IF_ERROR(stmt->BindInt64(7, now_ms_));
+  XET_RETURN_IF_ERROR(stmt->Run());
+  return db_.Changes();
+}
+
+Status BatchApplier::DeletePrefix(const std::string& from) {
+  {
+    XET_ASSIGN_OR_RETURN(
+        ScopedStatement stmt,
+        db_.Prepare("DELETE FROM bucket_entries WHERE bucket_id = ?1 AND path = ?2"));
+    XET_RETURN_IF_ERROR(stmt->BindInt64(1, bucket_id_));
+    XET_RETURN_IF_ERROR(stmt->BindText(2, from));
+    XET_RETURN_IF_ERROR(stmt->Run());
+  }
+  XET_ASSIGN_OR_RETURN(
+      ScopedStatement stmt,
+      db_.Prepare("DELETE FROM bucket_entries WHERE bucket_id = ?1 AND path >= ?2 AND path < ?3"));
+  const std::string lower = DirLower(from);
+  const std::string upper = DirUpper(from);
+  XET_RETURN_IF_ERROR(stmt->BindInt64(1, bucket_id_));
+  XET_RETURN_IF_ERROR(stmt->BindText(2, lower));
+  XET_RETURN_IF_ERROR(stmt->BindText(3, upper));
+  return stmt->Run();
+}
+
+Status BatchApplier::WriteStaged(bool replace_sources) {
+  // CROSS JOIN keeps the staged rows outermost: one primary-key probe per staged row.
+  {
+    XET_ASSIGN_OR_RETURN(
+        ScopedStatement stmt,
+        db_.Prepare("SELECT count(*), coalesce(sum(e.size), 0) FROM temp.bucket_batch_moved m "
+                    "CROSS JOIN bucket_entries e ON e.bucket_id = ?1 AND e.path = m.path"));
+    XET_RETURN_IF_ERROR(stmt->BindInt64(1, bucket_id_));
+    XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
+    if (row) {
+      delta_files_ -= stmt->ColumnInt64(0);
+      delta_size_ -= stmt->ColumnInt64(1);
+    }
+  }
+  {
+    XET_ASSIGN_OR_RETURN(
+        ScopedStatement stmt,
+        db_.Prepare("INSERT OR IGNORE INTO temp.bucket_batch_lost(file_hash) "
+                    "SELECT e.file_hash FROM temp.bucket_batch_moved m CROSS JOIN bucket_entries e "
+                    "ON e.bucket_id = ?1 AND e.path = m.path WHERE e.file_hash <> m.file_hash"));
+    XET_RETURN_IF_ERROR(stmt->BindInt64(1, bucket_id_));
+    XET_RETURN_IF_ERROR(stmt->Run());
+  }
+  if (!replace_sources) {
+    XET_ASSIGN_OR_RETURN(
+        ScopedStatement stmt,
+        db_.Prepare("SELECT count(*), coalesce(sum(size), 0) FROM temp.bucket_batch_moved"));
+    XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
+    if (row) {
+      delta_files_ += stmt->ColumnInt64(0);
+      delta_size_ += stmt->ColumnInt64(1);
+    }
+  }
+  XET_ASSIGN_OR_RETURN(
+      ScopedStatement stmt,
+      db_.Prepare("INSERT OR REPLACE INTO bucket_entries(bucket_id, path, file_hash, size, "
+                  "mtime_ms, uploaded_at_ms, content_type, sha256) SELECT ?1, path, file_hash, "
+                  "size, mtime_ms, uploaded_at_ms, content_type, sha256 "
+                  "FROM temp.bucket_batch_moved ORDER BY path"));
+  XET_RETURN_IF_ERROR(stmt->BindInt64(1, bucket_id_));
+  XET_RETURN_IF_ERROR(stmt->Run());
+  changed_ = true;
+  return Status::Ok();
+}
+
+Result<BucketOpResult> BatchApplier::CopyOrMovePrefix(const BucketOp& op, bool move) {
+  const char* verb = move ? "move" : "copy";
+  if (op.from.empty() || op.to.empty()) {
+    return OpFailed(std::string(verb) + ": source and target paths must not be empty");
+  }
+  XET_ASSIGN_OR_RETURN(std::optional<int64_t> source_id,
+                       SourceBucketId(move ? std::string() : op.source_bucket));
+  if (!source_id) return OpFailed("source bucket " + op.source_bucket + " not found");
+  const bool same_bucket = *source_id == bucket_id_;
+  if (move && op.to.starts_with(DirLower(op.from))) {
+    return OpFailed("cannot move " + op.from + " into itself (" + op.to + ")");
+  }
+  XET_ASSIGN_OR_RETURN(const int64_t matched, StagePrefix(*source_id, op.from, op.to));
+  if (matched == 0) return OpFailed("nothing at " + op.from);
+  if (same_bucket && op.from == op.to) {  // every entry maps onto itself
+    XET_RETURN_IF_ERROR(ClearStaged());
+    return OpDone(0);
+  }
+  if (move) XET_RETURN_IF_ERROR(DeletePrefix(op.from));
+  XET_RETURN_IF_ERROR(WriteStaged(/*replace_sources=*/move));
+  if (!same_bucket) {
+    XET_ASSIGN_OR_RETURN(ScopedStatement vis,
+                         db_.Prepare("INSERT OR IGNORE INTO file_scopes(file_hash, scope) "
+                                     "SELECT DISTINCT file_hash, ?1 FROM temp.bucket_batch_moved"));
+    XET_RETURN_IF_ERROR(vis->BindText(1, scope_));
+    XET_RETURN_IF_ERROR(vis->Run());
+  }
+  XET_RETURN_IF_ERROR(ClearStaged());
+  return OpDone(static_cast<uint64_t>(matched));
+}
+
+Status BatchApplier::Finish() {
+  {
+    XET_ASSIGN_OR_RETURN(
+        ScopedStatement stmt,
+        db_.Prepare("DELETE FROM file_scopes WHERE scope = ?2 AND file_hash IN ("
+                    "SELECT l.file_hash FROM temp.bucket_batch_lost l WHERE NOT EXISTS("
+                    "SELECT 1 FROM bucket_entries e WHERE e.bucket_id = ?1 "
+                    "AND e.file_hash = l.file_hash))"));
+    XET_RETURN_IF_ERROR(stmt->BindInt64(1, bucket_id_));
+    XET_RETURN_IF_ERROR(stmt->BindText(2, scope_));
+    XET_RETURN_IF_ERROR(stmt->Run());
+  }
+  XET_RETURN_IF_ERROR(db_.Exec("DELETE FROM temp.bucket_batch_lost"));
+  if (!changed_) return Status::Ok();
+  XET_ASSIGN_OR_RETURN(
+      ScopedStatement stmt,
+      db_.Prepare("UPDATE buckets SET total_files = total_files + ?2, "
+                  "total_size = total_size + ?3, updated_at_ms = ?4 WHERE id = ?1"));
+  XET_RETURN_IF_ERROR(stmt->BindInt64(1, bucket_id_));
+  XET_RETURN_IF_ERROR(stmt->BindInt64(2, delta_files_));
+  XET_RETURN_IF_ERROR(stmt->BindInt64(3, delta_size_));
+  XET_RETURN_IF_ERROR(stmt->BindInt64(4, now_ms_));
+  return stmt->Run();
+}
+
+// ---------------------------------------------------------------------------------------
+// Listings.
+
+// Where a listing page stopped: after the file at `path`, or (non-recursive listings) after
+// every entry below directory `path`. Encoded as lowercase hex of a kind byte ('f' or 'd')
+// followed by the path, so it travels in URLs unescaped.
+struct TreeCursor {
+  bool after_directory = false;
+  std::string path;
+};
+
+std::string EncodeCursor(const TreeCursor& c) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string raw;
+  raw.reserve(c.path.size() + 1);
+  raw.push_back(c.after_directory ? 'd' : 'f');
+  raw.append(c.path);
+  std::string out;
+  out.reserve(raw.size() * 2);
+  for (unsigned char ch : raw) {
+    out.push_back(kHex[ch >> 4]);
+    out.push_back(kHex[ch & 0xf]);
+  }
+  return out;
+}
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+Result<TreeCursor> DecodeCursor(std::string_view text) {
+  const Status bad = Status::InvalidArgument("malformed listing cursor");
+  if (text.size() < 4 || text.size() % 2 != 0) return bad;
+  std::string raw;
+  raw.reserve(text.size() / 2);
+  for (size_t i = 0; i < text.size(); i += 2) {
+    const int hi = HexValue(text[i]);
+    const int lo = HexValue(text[i + 1]);
+    if (hi < 0 || lo < 0) return bad;
+    raw.push_back(static_cast<char>(hi * 16 + lo));
+  }
+  if (raw[0] != 'f' && raw[0] != 'd') return bad;
+  return TreeCursor{raw[0] == 'd', raw.substr(1)};
+}
+
+// One listing: the entries below `dir` ("" = the root, else a directory path + "/"),
+// starting at `lower` (inclusive or not), read in path order.
+class TreeScan {
+ public:
+  TreeScan(SqliteDb& db, int64_t bucket_id, std::string dir, bool recursive)
+      : db_(db), bucket_id_(bucket_id), dir_(std::move(dir)), recursive_(recursive) {
+    lower_ = dir_;
+    if (!dir_.empty()) upper_ = dir_.substr(0, dir_.size() - 1) + "0";
+  }
+
+  // Continues after `cursor` instead of at the start; InvalidArgument if it cannot belong to
+  // this listing.
+  Status ResumeAfter(const TreeCursor& cursor);
+  Result<BucketTreePage> ReadPage(size_t limit);
+
+ private:
+  const char* Sql() const;
+
+  SqliteDb& db_;
+  const int64_t bucket_id_;
+  const std::string dir_;
+  const bool recursive_;
+  std::string lower_;
+  bool lower_inclusive_ = true;
+  std::optional<std::string> upper_;
+};
+
+Status TreeScan::ResumeAfter(const TreeCursor& cursor) {
+  const Status bad = Status::InvalidArgument("listing cursor does not belong to this listing");
+  if (!cursor.path.starts_with(dir_) || cursor.path.size() <= dir_.size()) return bad;
+  if (cursor.after_directory && recursive_) return bad;
+  if (!recursive_ && cursor.path.find('/', dir_.size()) != std::string::npos) return bad;
+  if (cursor.after_directory) {
+    lower_ = DirUpper(cursor.path);  // the first path past the directory's range
+    lower_inclusive_ = true;
+  } else {
+    lower_ = cursor.path;
+    lower_inclusive_ = false;
+  }
+  return Status::Ok();
+}
+
+const char* TreeScan::Sql() const {
+#define XET_TREE_SQL(op, upper)                                                                    \
+  "SELECT " XET_ENTRY_COLUMNS " FROM bucket_entries WHERE bucket_id = ?1 AND path " op " ?2" upper \
+  " ORDER BY path"
+  if (upper_) {
+    return lower_inclusive_ ? XET_TREE_SQL(">=", " AND path < ?3")
+                            : XET_TREE_SQL(">", " AND path < ?3");
+  }
+  return lower_inclusive_ ? XET_TREE_SQL(">=", "") : XET_TREE_SQL(">", "");
+#undef XET_TREE_SQL
+}
+
+Result<BucketTreePage> TreeScan::ReadPage(size_t limit) {
+  BucketTreePage page;
+  page.items.reserve(std::min<size_t>(limit, 4096));
+  auto cursor_after_last = [&] {
+    const BucketTreeItem& last = page.items.back();
+    return EncodeCursor({last.is_directory, last.path});
+  };
+  // Each pass reads from lower_ until the end or until a subdirectory is emitted; the next
+  // pass then seeks past that directory's key range instead of reading its entries.
+  while (true) {
+    XET_ASSIGN_OR_RETURN(ScopedStatement stmt, db_.Prepare(Sql()));
+    XET_RETURN_IF_ERROR(stmt->BindInt64(1, bucket_id_));
+    XET_RETURN_IF_ERROR(stmt->BindText(2, lower_));
+    if (upper_) XET_RETURN_IF_ERROR(stmt->BindText(3, *upper_));
+    bool seek = false;
+    while (!seek) {
+      XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
+      if (!row) return page;
+      if (page.items.size() == limit) {  // another item exists: the page is full
+        page.next_cursor = cursor_after_last();
+        return page;
+      }
+      const std::string_view path = stmt->ColumnText(0);
+      const size_t slash = recursive_ ? std::string_view::npos : path.find('/', dir_.size());
+      BucketTreeItem item;
+      if (slash == std::string_view::npos) {
+        XET_ASSIGN_OR_RETURN(item.entry, ReadEntry(*stmt));
+        item.path = item.entry.path;
+      } else {
+        item.is_directory = true;
+        item.path = std::string(path.substr(0, slash));
+        lower_ = DirUpper(item.path);
+        lower_inclusive_ = true;
+        seek = true;
+      }
+      page.items.push_back(std::move(item));
+    }
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+// SqliteIndex methods.
+
+Result<BucketRecord> SqliteIndex::CreateBucket(const std::string& ns, const std::string& name,
+                                               bool is_private, int64_t now_ms) {
+  Status st = writer_->Submit([&](SqliteDb& db) -> Status {
+    XET_ASSIGN_OR_RETURN(
+        ScopedStatement stmt,
+        db.Prepare("INSERT INTO buckets(ns, name, private, created_at_ms, updated_at_ms) "
+                   "VALUES(?1, ?2, ?3, ?4, ?4) ON CONFLICT(ns, name) DO NOTHING"));
+    XET_RETURN_IF_ERROR(stmt->BindText(1, ns));
+    XET_RETURN_IF_ERROR(stmt->BindText(2, name));
+    XET_RETURN_IF_ERROR(stmt->BindInt64(3, is_private ? 1 : 0));
+    XET_RETURN_IF_ERROR(stmt->BindInt64(4, now_ms));
+    XET_RETURN_IF_ERROR(stmt->Run());
+    if (db.Changes() == 0) {
+      return Status::AlreadyExists("bucket " + FullName(ns, name) + " already exists");
+    }
+    return Status::Ok();
+  });
+  XET_RETURN_IF_ERROR(st);
+  BucketRecord b;
+  b.ns = ns;
+  b.name = name;
+  b.is_private = is_private;
+  b.created_at_ms = now_ms;
+  b.updated_at_ms = now_ms;
+  return b;
+}
+
+Result<std::optional<BucketRecord>> SqliteIndex::GetBucket(const std::string& ns,
+                                                           const std::string& name) {
+  auto lease = readers_->Acquire();
+  XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
+                       lease.db().Prepare(std::string("SELECT ") + kBucketColumns +
+                                          " FROM buckets WHERE ns = ?1 AND name = ?2"));
+  XET_RETURN_IF_ERROR(stmt->BindText(1, ns));
+  XET_RETURN_IF_ERROR(stmt->BindText(2, name));
+  XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
+  if (!row) return std::optional<BucketRecord>();
+  XET_ASSIGN_OR_RETURN(BucketRecord b, ReadBucket(*stmt));
+  return std::optional<BucketRecord>(std::move(b));
+}
+
+Result<std::vector<BucketRecord>> SqliteIndex::ListBuckets(const std::string& ns,
+                                                           const std::string& search,
+                                                           const std::string& after, size_t limit) {
+  std::vector<BucketRecord> out;
+  if (limit == 0) return out;
+  // `after` is "NAMESPACE/BUCKET"; without a '/' it is a namespace: start after all of it
+  // ('\x7f' sorts after every valid bucket name).
+  std::string after_ns;
+  std::string after_name;
+  if (auto split = SplitFullName(after)) {
+    after_ns = std::string(split->first);
+    after_name = std::string(split->second);
+  } else if (!after.empty()) {
+    after_ns = after;
+    after_name = "\x7f";
+  }
+  auto lease = readers_->Acquire();
+  XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
+                       lease.db().Prepare(std::string("SELECT ") + kBucketColumns +
+                                          " FROM buckets WHERE (?1 = '' OR ns = ?1) AND "
+                                          "(?2 = '' OR instr(lower(name), lower(?2)) > 0) AND "
+                                          "(ns, name) > (?3, ?4) ORDER BY ns, name LIMIT ?5"));
+  XET_RETURN_IF_ERROR(stmt->BindText(1, ns));
+  XET_RETURN_IF_ERROR(stmt->BindText(2, search));
+  XET_RETURN_IF_ERROR(stmt->BindText(3, after_ns));
+  XET_RETURN_IF_ERROR(stmt->BindText(4, after_name));
+  XET_RETURN_IF_ERROR(stmt->BindInt64(5, SqlLimit(limit)));
+  while (true) {
+    XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
+    if (!row) break;
+    XET_ASSIGN_OR_RETURN(BucketRecord b, ReadBucket(*stmt));
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+Status SqliteIndex::DeleteBucket(const std::string& ns, const std::string& name) {
+  const Scope scope = FullName(ns, name);
+  return writer_->Submit([&](SqliteDb& db) -> Status {
+    XET_ASSIGN_OR_RETURN(const int64_t id, RequireBucketId(db, ns, name));
+    {
+      XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
+                           db.Prepare("DELETE FROM bucket_entries WHERE bucket_id = ?1"));
+      XET_RETURN_IF_ERROR(stmt->BindInt64(1, id));
+      XET_RETURN_IF_ERROR(stmt->Run());
+    }
+    XET_RETURN_IF_ERROR(DeleteScope(db, "file_scopes", scope));
+    XET_RETURN_IF_ERROR(DeleteScope(db, "xorb_scopes", scope));
+    XET_ASSIGN_OR_RETURN(ScopedStatement stmt, db.Prepare("DELETE FROM buckets WHERE id = ?1"));
+    XET_RETURN_IF_ERROR(stmt->BindInt64(1, id));
+    return stmt->Run();
+  });
+}
+
+Status SqliteIndex::MoveBucket(const std::string& from_ns, const std::string& from_name,
+                               const std::string& to_ns, const std::string& to_name,
+                               int64_t now_ms) {
+  const Scope from = FullName(from_ns, from_name);
+  const Scope to = FullName(to_ns, to_name);
+  return writer_->Submit([&](SqliteDb& db) -> Status {
+    XET_ASSIGN_OR_RETURN(const int64_t id, RequireBucketId(db, from_ns, from_name));
+    XET_ASSIGN_OR_RETURN(std::optional<int64_t> taken, FindBucketId(db, to_ns, to_name));
+    if (taken) return Status::AlreadyExists("bucket " + to + " already exists");
+    {
+      XET_ASSIGN_OR_RETURN(
+          ScopedStatement stmt,
+          db.Prepare("UPDATE buckets SET ns = ?2, name = ?3, updated_at_ms = ?4 WHERE id = ?1"));
+      XET_RETURN_IF_ERROR(stmt->BindInt64(1, id));
+      XET_RETURN_IF_ERROR(stmt->BindText(2, to_ns));
+      XET_RETURN_IF_ERROR(stmt->BindText(3, to_name));
+      XET_RETURN_IF_ERROR(stmt->BindInt64(4, now_ms));
+      XET_RETURN_IF_ERROR(stmt->Run());
+    }
+    XET_RETURN_IF_ERROR(RenameScope(db, "file_scopes", from, to));
+    XET_RETURN_IF_ERROR(RenameScope(db, "xorb_scopes", from, to));
+    XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
+                         db.Prepare("UPDATE shards SET scope = ?2 WHERE scope = ?1"));
+    XET_RETURN_IF_ERROR(stmt->BindText(1, from));
+    XET_RETURN_IF_ERROR(stmt->BindText(2, to));
+    return stmt->Run();
+  });
+}
+
+Result<BucketBatchResult> SqliteIndex::ApplyBucketBatch(const std::string& ns,
+                                                        const std::string& name,
+                                                        const std::vector<BucketOp>& ops,
+                                                        int64_t now_ms) {
+  BucketBatchResult result;
+  Status st = writer_->Submit([&](SqliteDb& db) -> Status {
+    // The group committer may run this more than once: start from scratch each time.
+    result = BucketBatchResult{};
+    result.ops.reserve(ops.size());
+    XET_ASSIGN_OR_RETURN(const int64_t id, RequireBucketId(db, ns, name));
+    BatchApplier applier(db, id, FullName(ns, name), now_ms);
+    XET_RETURN_IF_ERROR(applier.Begin());
+    for (const BucketOp& op : ops) {
+      XET_ASSIGN_OR_RETURN(BucketOpResult r, applier.Apply(op));
+      if (r.ok) result.succeeded++;
+      result.ops.push_back(std::move(r));
+    }
+    return applier.Finish();
+  });
+  XET_RETURN_IF_ERROR(st);
+  return result;
+}
+
+Result<std::optional<BucketEntry>> SqliteIndex::GetBucketEntry(const std::string& ns,
+                                                               const std::string& name,
+                                                               const std::string& path) {
+  auto lease = readers_->Acquire();
+  ReadSnapshot snapshot(lease.db());
+  XET_RETURN_IF_ERROR(snapshot.Begin());
+  XET_ASSIGN_OR_RETURN(const int64_t id, RequireBucketId(lease.db(), ns, name));
+  return FindEntry(lease.db(), id, path);
+}
+
+Result<std::vector<BucketEntry>> SqliteIndex::GetBucketEntries(const std::string& ns,
+                                                               const std::string& name,
+                                                               std::span<const std::string> paths) {
+  auto lease = readers_->Acquire();
+  ReadSnapshot snapshot(lease.db());
+  XET_RETURN_IF_ERROR(snapshot.Begin());
+  XET_ASSIGN_OR_RETURN(const int64_t id, RequireBucketId(lease.db(), ns, name));
+  std::vector<BucketEntry> out;
+  out.reserve(paths.size());
+  for (const std::string& path : paths) {
+    XET_ASSIGN_OR_RETURN(std::optional<BucketEntry> e, FindEntry(lease.db(), id, path));
+    if (e) out.push_back(std::move(*e));
+  }
+  return out;
+}
+
+Result<BucketTreePage> SqliteIndex::ListBucketTree(const std::string& ns, const std::string& name,
+                                                   const std::string& prefix, bool recursive,
+                                                   const std::string& cursor, size_t limit) {
+  if (limit == 0) return Status::InvalidArgument("listing limit must be at least 1");
+  std::optional<TreeCursor> resume;
+  if (!cursor.empty()) {
+    XET_ASSIGN_OR_RETURN(resume, DecodeCursor(cursor));
+  }
+  auto lease = readers_->Acquire();
+  ReadSnapshot snapshot(lease.db());
+  XET_RETURN_IF_ERROR(snapshot.Begin());
+  XET_ASSIGN_OR_RETURN(const int64_t id, RequireBucketId(lease.db(), ns, name));
+  if (!prefix.empty()) {
+    XET_ASSIGN_OR_RETURN(std::optional<BucketEntry> file, FindEntry(lease.db(), id, prefix));
+    if (file) {  // a prefix naming a file lists that file alone, on one page
+      BucketTreePage page;
+      if (!resume) page.items.push_back({false, file->path, std::move(*file)});
+      return page;
+    }
+  }
+  TreeScan scan(lease.db(), id, prefix.empty() ? std::string() : DirLower(prefix), recursive);
+  if (resume) XET_RETURN_IF_ERROR(scan.ResumeAfter(*resume));
+  return scan.ReadPage(limit);
+}
+
+}  // namespace xet
