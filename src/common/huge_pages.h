@@ -1,7 +1,7 @@
 // Large buffers and transparent huge pages.
 //
-// Touching a fresh 4 KiB page costs a page fault; in a virtualized guest that is tens of
-// microseconds, so first-touching a 32 MiB buffer can cost more than the work done on it.
+// Touching a fresh 4 KiB page costs a page fault, which is expensive in a virtualized
+// guest: first-touching a buffer of tens of MiB can cost more than the work done on it.
 // Buffers of many megabytes (request bodies, large answers, I/O bounce buffers) therefore
 // ask for 2 MiB transparent huge pages, which need 512 times fewer faults. Both helpers are
 // best effort: where huge pages are off or unavailable, the memory works as usual.

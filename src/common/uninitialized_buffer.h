@@ -2,8 +2,8 @@
 //
 // std::vector<uint8_t>::resize value-initializes (zeroes) every new byte. For a buffer that
 // is about to be overwritten whole (decoded data, received bytes) that is a wasted pass
-// over memory: for a reused 8 MiB buffer it costs as much as filling it, and profiles of
-// streamed downloads showed it at ~6 % of all CPU. Use this type only where every byte is
+// over memory: for a reused buffer it costs as much as filling it, and it showed up in
+// profiles of streamed downloads. Use this type only where every byte is
 // written before it is read.
 #pragma once
 
