@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <utility>
 
@@ -29,6 +30,9 @@ struct IndexBackend {
   // directory again, after the previous Index was destroyed, sees everything it committed.
   std::function<Result<std::unique_ptr<Index>>(const std::string& scratch_dir)> open;
 };
+
+// Failure messages name the backend ("where GetParam() = Sqlite").
+inline void PrintTo(const IndexBackend& backend, std::ostream* os) { *os << backend.name; }
 
 inline std::string IndexBackendName(const ::testing::TestParamInfo<IndexBackend>& info) {
   return info.param.name;

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,9 @@ struct ObjectStoreBackend {
   // objects (temporary files, unfinished uploads), by name: the suite expects none.
   std::function<std::vector<std::string>(const std::string& scratch_dir)> leftovers;
 };
+
+// Failure messages name the backend ("where GetParam() = Local").
+inline void PrintTo(const ObjectStoreBackend& backend, std::ostream* os) { *os << backend.name; }
 
 inline std::string ObjectStoreBackendName(
     const ::testing::TestParamInfo<ObjectStoreBackend>& info) {
