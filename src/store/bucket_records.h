@@ -73,11 +73,14 @@ struct BucketOp {
   std::string to;             // kCopyPrefix, kMovePrefix: target path or directory
 };
 
-// What happened to one operation of a batch, in the batch's order.
+// What happened to one operation of a batch, in the batch's order. The errors clients see
+// (H = the file hash in hex): "file H not found (upload its shard first)" (kAddFile: unknown
+// or invisible file), "file H not found in bucket B" (kCopyFile: no entry of B points at
+// it), "source bucket B not found", "nothing at FROM", "cannot move FROM into itself (TO)".
 struct BucketOpResult {
   bool ok = true;
-  std::string error;  // why it failed, one line, when !ok
-  uint64_t entries_changed = 0;
+  std::string error;             // why it failed, one line, when !ok
+  uint64_t entries_changed = 0;  // entries written or removed (0: the op changed nothing)
 };
 
 struct BucketBatchResult {

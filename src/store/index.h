@@ -11,6 +11,7 @@
 //   `scopes` list means "all scopes" and is used only for admin callers.
 // Errors: NotFound is never used for "absent" in lookups (they return nullopt/false);
 // IoError/Corruption/Internal for storage failures.
+// Every backend passes the contract suites of tests/store/index_contract.h.
 #pragma once
 
 #include <cstdint>
@@ -68,6 +69,7 @@ class Index {
   // Registers a shard's files and xorb visibility for commit.scope. Files already known
   // keep their stored record (content addressing); visibility is added. Idempotent: a
   // shard hash already registered returns kAlreadyExisted (visibility is still ensured).
+  // InvalidArgument, registering nothing, if a xorb of commit.xorbs is not stored.
   virtual Result<ShardCommitResult> CommitShard(const ShardCommit& commit) = 0;
   virtual Result<std::optional<FileRecord>> GetFile(const Hash& file_hash) = 0;
   virtual Result<bool> FileVisible(const Hash& file_hash, std::span<const Scope> scopes) = 0;
@@ -134,8 +136,11 @@ class Index {
                                                 const std::string& cursor, size_t limit) = 0;
 
   // --- tokens ---
+  // Stores `token`, replacing the token with the same id. InvalidArgument if the id is
+  // empty, a scope is empty or holds a newline, or another token has the same secret_hash.
   virtual Status PutToken(const TokenRecord& token) = 0;
   virtual Result<std::optional<TokenRecord>> FindTokenBySecretHash(const Hash& secret_hash) = 0;
+  // Every token (revoked ones included), ordered by (created_at, id).
   virtual Result<std::vector<TokenRecord>> ListTokens() = 0;
   // Marks the token revoked. NotFound if no token has this id.
   virtual Status RevokeToken(const std::string& id) = 0;

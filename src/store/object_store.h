@@ -6,12 +6,16 @@
 // - A finished object is never overwritten: Put on an existing key leaves it untouched and
 //   reports that it existed (content addressing makes the bytes identical anyway).
 // - Put returns only after the object is durable (local: file and directory fsynced).
-// - A Put that fails leaves nothing behind (no temporary file, no partial object). A full
-//   disk or quota fails it with InsufficientStorage, other storage failures with IoError;
-//   once space is freed the same Put succeeds.
-// - Thread-safe: any number of threads may call any method concurrently.
+// - A Put leaves nothing behind but its object: one that fails (or finds the object there)
+//   leaves no temporary file and no partial object. A full disk or quota fails it with
+//   InsufficientStorage, other storage failures with IoError; once space is freed the same
+//   Put succeeds.
+// - Thread-safe: any number of threads may call any method concurrently; of concurrent
+//   Puts of one key exactly one creates the object.
+// - A key that only prefixes other keys ("xorbs" of "xorbs/ab/...") names no object.
 // Keys are relative paths of [0-9a-z_./-] characters without ".." segments, e.g.
 // "xorbs/ab/<hash hex>" (see XorbKey/ShardKey); others are rejected with InvalidArgument.
+// Every backend passes the contract suite of tests/store/object_store_contract.h.
 #pragma once
 
 #include <cstdint>
@@ -32,7 +36,8 @@ class ObjectStore {
   virtual ~ObjectStore() = default;
 
   // Stores `data` under `key` unless an object already exists there. Returns true when this
-  // call created the object, false when it already existed (nothing written).
+  // call created the object, false when it already existed (nothing written). After a
+  // Delete the key can be stored again.
   virtual Result<bool> Put(std::string_view key, std::span<const uint8_t> data) = 0;
 
   // Put of the concatenation of `parts`: for objects assembled from pieces (a xorb body and
@@ -45,7 +50,8 @@ class ObjectStore {
   virtual Result<uint64_t> Size(std::string_view key) = 0;
 
   // Reads out.size() bytes starting at `offset` into `out`. NotFound if absent,
-  // OutOfRange if [offset, offset + out.size()) is not inside the object.
+  // OutOfRange if [offset, offset + out.size()) is not inside the object (an empty read at
+  // the object's end is inside, one past it is not; offsets near UINT64_MAX do not wrap).
   virtual Status ReadRange(std::string_view key, uint64_t offset, std::span<uint8_t> out) = 0;
 
   // The whole object; NotFound if absent.

@@ -1,6 +1,7 @@
 // LocalObjectStore: the ObjectStore contract over a local directory.
 //
-// Layout: the object for key K is the file <root>/K. Put writes a uniquely named temporary
+// Layout: the object for key K is the file <root>/K, so a key that is a directory of other
+// keys cannot hold an object (Put: InvalidArgument). Put writes a uniquely named temporary
 // file ".tmp-<name>-<nonce>" beside the final name (O_CREAT|O_EXCL; a dot-name, which no
 // valid key can have), writes it fully, fsyncs it, then link()s it to the final name (link
 // never replaces an existing name, so a finished object is never overwritten), unlinks the
