@@ -29,11 +29,11 @@ struct DownloadJob {
 
 // Downloads `jobs` from `bucket_id` (read CAS tokens from `conn`), creating the parent
 // directories of each destination. Checks first that the destinations' file systems have
-// room for the files (IoError ending in strerror(ENOSPC), "No space left on device",
-// otherwise, as a full disk would fail the write). Counters go to `stats` if given (files_total is
-// set here). A job's entry may be stale (its path overwritten since it was listed, so the bucket no
-// longer sees that file): the path's current file is downloaded instead; a path removed
-// meanwhile fails as NotFound.
+// room for the files: IoError ending in strerror(ENOSPC) ("No space left on device", as a
+// full disk's failed write would say) otherwise. Counters go to `stats` if given
+// (files_total is set here). A job's entry may be stale (its path overwritten since it was
+// listed, so the bucket no longer sees that file): the path's current file is downloaded
+// instead; a path removed meanwhile fails as NotFound.
 // Stops at the first failure; files downloaded before it stay in place.
 Status DownloadToFiles(RemoteConnection& conn, const std::string& bucket_id,
                        std::span<const DownloadJob> jobs, TransferStats* stats);
