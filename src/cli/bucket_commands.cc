@@ -6,7 +6,9 @@
 
 #include "cli/output.h"
 #include "cli/remote_failure.h"
+#include "client/bucket_transfer/remote_connection.h"
 #include "client/hub/remote_path.h"
+#include "common/human_bytes.h"
 #include "protocol/bucket_path.h"
 
 namespace xet::cli {
@@ -51,7 +53,7 @@ struct CreateArgs {
 int RunCreate(const RemoteOptions& remote, const CreateArgs& args) {
   auto id = ParseBucketArg(args.bucket);
   if (!id.ok()) return ReportRemoteFailure(id.status(), {});
-  RemoteConnection conn(remote);
+  RemoteConnection conn(ResolveRemote(remote));
   auto created = conn.hub().CreateBucket(*id, !args.is_public);
   if (!created.ok()) {
     if (args.exist_ok && created.status().code() == Status::Code::kAlreadyExists) {
@@ -79,7 +81,7 @@ int RunList(const RemoteOptions& remote, const ListArgs& args) {
   if (Status st = ValidateBucketName(args.ns, "namespace"); !st.ok()) {
     return ReportRemoteFailure(st, {});
   }
-  RemoteConnection conn(remote);
+  RemoteConnection conn(ResolveRemote(remote));
   auto buckets = conn.hub().ListBuckets(args.ns);
   if (!buckets.ok()) return ReportRemoteFailure(buckets.status(), conn.endpoint());
   if (args.json) {
@@ -99,7 +101,7 @@ int RunList(const RemoteOptions& remote, const ListArgs& args) {
 int RunInfo(const RemoteOptions& remote, const std::string& bucket, bool json, bool human) {
   auto id = ParseBucketArg(bucket);
   if (!id.ok()) return ReportRemoteFailure(id.status(), {});
-  RemoteConnection conn(remote);
+  RemoteConnection conn(ResolveRemote(remote));
   auto b = conn.hub().GetBucket(*id);
   if (!b.ok()) return ReportRemoteFailure(b.status(), conn.endpoint());
   if (json) {
@@ -123,7 +125,7 @@ int RunDelete(const RemoteOptions& remote, const std::string& bucket, bool yes) 
                "deleting a bucket removes every file in it; add --yes if that is what you want");
     return kExitUsage;
   }
-  RemoteConnection conn(remote);
+  RemoteConnection conn(ResolveRemote(remote));
   if (Status st = conn.hub().DeleteBucket(*id); !st.ok()) {
     return ReportRemoteFailure(st, conn.endpoint());
   }
@@ -136,7 +138,7 @@ int RunMove(const RemoteOptions& remote, const std::string& from, const std::str
   if (!from_id.ok()) return ReportRemoteFailure(from_id.status(), {});
   auto to_id = ParseBucketArg(to);
   if (!to_id.ok()) return ReportRemoteFailure(to_id.status(), {});
-  RemoteConnection conn(remote);
+  RemoteConnection conn(ResolveRemote(remote));
   if (Status st = conn.hub().MoveBucket(*from_id, *to_id); !st.ok()) {
     return ReportRemoteFailure(st, conn.endpoint());
   }

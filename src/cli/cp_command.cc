@@ -9,14 +9,16 @@
 #include <system_error>
 #include <vector>
 
-#include "cli/download_files.h"
 #include "cli/interrupt.h"
 #include "cli/output.h"
 #include "cli/progress.h"
 #include "cli/remote_failure.h"
-#include "cli/remote_lookup.h"
+#include "cli/sha256_flag.h"
 #include "cli/transfer_paths.h"
-#include "cli/upload_files.h"
+#include "client/bucket_transfer/bucket_download.h"
+#include "client/bucket_transfer/bucket_upload.h"
+#include "client/bucket_transfer/remote_connection.h"
+#include "client/bucket_transfer/remote_lookup.h"
 #include "client/hub/remote_path.h"
 #include "client/sync/local_tree.h"
 #include "common/ascii.h"
@@ -79,7 +81,7 @@ int RunUpload(const RemoteOptions& remote, const CpArgs& args, const RemotePath&
       "nothing was added to the bucket; run the command again (data already sent is not sent "
       "again)");
   TransferStats stats;
-  RemoteConnection conn(remote, &stats);
+  RemoteConnection conn(ResolveRemote(remote), &stats);
   ProgressDisplay progress(stats, TransferKind::kUpload, ShouldShowProgress(args.output));
   auto uploaded =
       UploadToBucket(conn, dst.BucketId(), *jobs, {.stats = &stats, .record_sha256 = args.sha256});
@@ -137,7 +139,7 @@ Result<std::vector<RemoteOp>> PlanDirectoryCopy(HubClient& hub, const RemotePath
 
 int RunRemoteCopy(const RemoteOptions& remote, const CpArgs& args, const RemotePath& src,
                   const RemotePath& dst) {
-  RemoteConnection conn(remote);
+  RemoteConnection conn(ResolveRemote(remote));
   auto found = LookupRemote(conn.hub(), src);
   if (!found.ok()) return ReportRemoteFailure(found.status(), conn.endpoint());
   std::vector<RemoteOp> ops;
@@ -242,7 +244,7 @@ int RunDownload(const RemoteOptions& remote, const CpArgs& args, const RemotePat
                                  : "no destination file was half-written; partial downloads are "
                                    "kept as <file>.xetpart and resume when the command runs again");
   TransferStats stats;
-  RemoteConnection conn(remote, &stats);
+  RemoteConnection conn(ResolveRemote(remote), &stats);
   auto found = LookupRemote(conn.hub(), src);
   if (!found.ok()) return ReportRemoteFailure(found.status(), conn.endpoint());
   if (to_stdout && found->kind == RemoteLookup::Kind::kDirectory) {

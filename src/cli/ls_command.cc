@@ -7,10 +7,12 @@
 
 #include "cli/output.h"
 #include "cli/remote_failure.h"
-#include "cli/remote_lookup.h"
 #include "cli/transfer_paths.h"
 #include "cli/tree_view.h"
+#include "client/bucket_transfer/remote_connection.h"
+#include "client/bucket_transfer/remote_lookup.h"
 #include "client/hub/remote_path.h"
+#include "common/human_bytes.h"
 
 namespace xet::cli {
 namespace {
@@ -54,7 +56,7 @@ std::string EntryLine(const RemoteEntry& e, bool human) {
 int RunLs(const RemoteOptions& remote, const LsArgs& args) {
   auto where = ParseRemotePath(args.path);
   if (!where.ok()) return ReportRemoteFailure(where.status(), {});
-  RemoteConnection conn(remote);
+  RemoteConnection conn(ResolveRemote(remote));
   const bool recursive = args.recursive || args.tree;
   std::vector<TreeItem> tree;
   uint64_t count = 0;

@@ -1,4 +1,4 @@
-// Terminal output helpers shared by all commands: one-line errors, human-readable sizes.
+// Terminal output helpers shared by all commands: exit codes, one-line errors, times.
 #pragma once
 
 #include <cstdint>
@@ -18,9 +18,6 @@ inline constexpr int kExitUsage = 2;
 void PrintError(std::string_view what, std::string_view hint = {});
 // Prints a failed Status as a one-line error; returns kExitFailure.
 int ReportFailure(const Status& status, std::string_view hint = {});
-
-// 1536 -> "1.5 KiB"; values below 1 KiB print as "N B".
-std::string HumanBytes(uint64_t bytes);
 
 // Unix milliseconds as "YYYY-MM-DD HH:MM:SS" in UTC; 0 (unknown) as "-".
 std::string FormatUtcTime(int64_t unix_ms);

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "cli/output.h"
+#include "common/human_bytes.h"
 
 namespace xet::cli {
 namespace {

@@ -1,9 +1,6 @@
 #include "cli/remote_options.h"
 
 #include <cstdlib>
-#include <utility>
-
-#include "format/sha256.h"
 
 namespace xet::cli {
 namespace {
@@ -55,12 +52,13 @@ void AddCacheOptions(CLI::App* cmd, RemoteOptions* options) {
       ->group(group);
 }
 
-ResolvedRemote ResolveRemote(const RemoteOptions& options, const EnvLookup& getenv) {
-  ResolvedRemote r;
+RemoteSettings ResolveRemote(const RemoteOptions& options, const EnvLookup& getenv) {
+  RemoteSettings r;
   r.endpoint = FirstOf(options.endpoint, {"XETSTORE_ENDPOINT", "HF_ENDPOINT"}, getenv);
   if (r.endpoint.empty()) r.endpoint = kDefaultEndpoint;
   while (!r.endpoint.empty() && r.endpoint.back() == '/') r.endpoint.pop_back();
   r.token = FirstOf(options.token, {"XETSTORE_TOKEN", "HF_TOKEN"}, getenv);
+  r.retries = options.retries;
   if (!options.no_cache) {
     r.cache_dir = FirstOf(options.cache_dir, {"XETSTORE_CACHE_DIR"}, getenv);
     if (r.cache_dir.empty()) {
@@ -75,35 +73,8 @@ ResolvedRemote ResolveRemote(const RemoteOptions& options, const EnvLookup& gete
   return r;
 }
 
-RemoteConnection::RemoteConnection(const RemoteOptions& options, TransferStats* stats)
-    : resolved_(ResolveRemote(options, [](const char* name) { return std::getenv(name); })) {
-  HttpClientOptions http_options;
-  http_options.retry.max_attempts = options.retries + 1;
-  if (stats != nullptr) {
-    http_options.on_retry = [stats](const Status&) { stats->retries += 1; };
-  }
-  http_ = std::make_unique<HttpClient>(std::move(http_options));
-  hub_ = std::make_unique<HubClient>(*http_, resolved_.endpoint, resolved_.token);
-}
-
-RemoteConnection::~RemoteConnection() = default;
-
-std::string RemoteConnection::ShardCacheDir(const std::string& bucket_id) const {
-  if (resolved_.cache_dir.empty()) return {};
-  const std::string key = resolved_.endpoint + "\n" + bucket_id;
-  const std::string hex =
-      Sha256Hex(Sha256Of({reinterpret_cast<const uint8_t*>(key.data()), key.size()}));
-  return resolved_.cache_dir + "/shards/" + hex.substr(0, 32);
-}
-
-RemoteConnection::Cas::Cas(std::unique_ptr<CasTokenSource> tokens, HttpClient& http)
-    : tokens_(std::move(tokens)), client_(http, *tokens_) {}
-
-Result<std::unique_ptr<RemoteConnection::Cas>> RemoteConnection::OpenCas(
-    const std::string& bucket_id, bool write) {
-  auto tokens = MakeHubTokenSource(*hub_, bucket_id, write);
-  XET_RETURN_IF_ERROR(tokens->Token().status());
-  return std::make_unique<Cas>(std::move(tokens), *http_);
+RemoteSettings ResolveRemote(const RemoteOptions& options) {
+  return ResolveRemote(options, [](const char* name) { return std::getenv(name); });
 }
 
 }  // namespace xet::cli

@@ -7,7 +7,8 @@
 
 #include "cli/output.h"
 #include "cli/remote_failure.h"
-#include "cli/remote_lookup.h"
+#include "client/bucket_transfer/remote_connection.h"
+#include "client/bucket_transfer/remote_lookup.h"
 #include "client/hub/remote_path.h"
 
 namespace xet::cli {
@@ -52,7 +53,7 @@ int RunRm(const RemoteOptions& remote, const RmArgs& args) {
     if (!p.ok()) return ReportRemoteFailure(p.status(), {});
     targets.push_back(std::move(*p));
   }
-  RemoteConnection conn(remote);
+  RemoteConnection conn(ResolveRemote(remote));
   // Everything is resolved before anything is removed: a bad argument removes nothing.
   std::map<std::string, std::vector<std::string>> by_bucket;  // bucket id -> paths
   for (const RemotePath& t : targets) {

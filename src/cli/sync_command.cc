@@ -7,14 +7,17 @@
 #include <utility>
 #include <vector>
 
-#include "cli/download_files.h"
 #include "cli/interrupt.h"
 #include "cli/output.h"
 #include "cli/progress.h"
 #include "cli/remote_failure.h"
-#include "cli/remote_lookup.h"
+#include "cli/sha256_flag.h"
 #include "cli/transfer_paths.h"
-#include "cli/upload_files.h"
+#include "client/bucket_transfer/bucket_download.h"
+#include "client/bucket_transfer/bucket_upload.h"
+#include "client/bucket_transfer/local_delete.h"
+#include "client/bucket_transfer/remote_connection.h"
+#include "client/bucket_transfer/remote_lookup.h"
 #include "client/download/part_file.h"
 #include "client/hub/remote_path.h"
 #include "client/sync/local_tree.h"
@@ -24,6 +27,7 @@
 #include "client/sync/sync_plan_json.h"
 #include "common/ascii.h"
 #include "common/atomic_file.h"
+#include "common/human_bytes.h"
 #include "protocol/bucket_path.h"
 
 namespace xet::cli {
@@ -405,7 +409,7 @@ int RunSync(const RemoteOptions& remote, const SyncArgs& args, const CLI::App& c
             "already sent is not sent again)"
           : "files already downloaded are complete; run the command again to finish");
   TransferStats stats;
-  RemoteConnection conn(remote, &stats);
+  RemoteConnection conn(ResolveRemote(remote), &stats);
   SyncPlanCounts counts;
   auto plan = applying ? ReadPlanFile(args.apply_file, *ends)
                        : MakePlan(conn.hub(), *ends, args, std::move(*filter), &counts);

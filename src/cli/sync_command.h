@@ -5,7 +5,7 @@
 // --dry-run prints the plan and changes nothing; --plan FILE writes it as JSON lines
 // (client/sync/sync_plan_json.h) and changes nothing; --apply FILE carries out such a file's
 // operations exactly, for the same SRC and DST. An upload registers its files and deletes in
-// one bucket batch after all data landed (cli/upload_files.h).
+// one bucket batch after all data landed (client/bucket_transfer/bucket_upload.h).
 #pragma once
 
 #include <CLI/CLI.hpp>

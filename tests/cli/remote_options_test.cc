@@ -28,6 +28,15 @@ TEST(CliRemoteOptions, DefaultsWithoutFlagsOrEnvironment) {
   EXPECT_EQ(r.token, "");
 }
 
+TEST(CliRemoteOptions, RetriesPassThroughAsGiven) {
+  RemoteOptions flags;
+  EXPECT_EQ(ResolveRemote(flags, Env({})).retries, 5);
+  flags.retries = 0;
+  EXPECT_EQ(ResolveRemote(flags, Env({})).retries, 0);
+  flags.retries = 17;
+  EXPECT_EQ(ResolveRemote(flags, Env({})).retries, 17);
+}
+
 TEST(CliRemoteOptions, CacheDirPrecedenceAndNoCache) {
   std::map<std::string, std::string> vars = {
       {"XETSTORE_CACHE_DIR", "/c/env"}, {"XDG_CACHE_HOME", "/xdg"}, {"HOME", "/home/u"}};

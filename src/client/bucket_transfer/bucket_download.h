@@ -8,12 +8,12 @@
 #include <span>
 #include <string>
 
-#include "cli/remote_options.h"
+#include "client/bucket_transfer/remote_connection.h"
 #include "client/hub/hub_client.h"
 #include "client/transfer_stats.h"
 #include "common/result.h"
 
-namespace xet::cli {
+namespace xet {
 
 struct DownloadJob {
   RemoteEntry file;  // path, size and Xet hash, from a listing (mtime_ms too for keep_mtime)
@@ -29,11 +29,11 @@ struct DownloadJob {
 
 // Downloads `jobs` from `bucket_id` (read CAS tokens from `conn`), creating the parent
 // directories of each destination. Checks first that the destinations' file systems have
-// room for the files (IoError with the system's "No space left on device" text otherwise:
-// see IsDiskFull). Counters go to `stats` if given (files_total is set here).
-// A job's entry may be stale (its path overwritten since it was listed, so the bucket no
-// longer sees that file): the path's current file is downloaded instead; a path removed
-// meanwhile fails as NotFound.
+// room for the files: IoError ending in strerror(ENOSPC) ("No space left on device", as a
+// full disk's failed write would say) otherwise. Counters go to `stats` if given
+// (files_total is set here). A job's entry may be stale (its path overwritten since it was
+// listed, so the bucket no longer sees that file): the path's current file is downloaded
+// instead; a path removed meanwhile fails as NotFound.
 // Stops at the first failure; files downloaded before it stay in place.
 Status DownloadToFiles(RemoteConnection& conn, const std::string& bucket_id,
                        std::span<const DownloadJob> jobs, TransferStats* stats);
@@ -45,8 +45,4 @@ Status DownloadToFiles(RemoteConnection& conn, const std::string& bucket_id,
 Status DownloadToStdout(RemoteConnection& conn, const std::string& bucket_id,
                         const RemoteEntry& file, TransferStats* stats);
 
-// Removes the local files `paths` (from LocalPathBelow), as sync --delete does; a file
-// already gone is fine. Refuses (InvalidArgument) to remove a directory.
-Status DeleteLocalFiles(std::span<const std::string> paths);
-
-}  // namespace xet::cli
+}  // namespace xet

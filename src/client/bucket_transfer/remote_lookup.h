@@ -6,7 +6,7 @@
 #include "client/hub/remote_path.h"
 #include "common/result.h"
 
-namespace xet::cli {
+namespace xet {
 
 struct RemoteLookup {
   enum class Kind { kMissing, kFile, kDirectory };
@@ -21,4 +21,4 @@ Result<RemoteLookup> LookupRemote(HubClient& hub, const RemotePath& path);
 // NotFound "<hf:// path>: no such file or directory in the bucket".
 Status NoSuchRemotePath(const RemotePath& path);
 
-}  // namespace xet::cli
+}  // namespace xet

@@ -1,6 +1,6 @@
-#include "cli/remote_lookup.h"
+#include "client/bucket_transfer/remote_lookup.h"
 
-namespace xet::cli {
+namespace xet {
 
 Result<RemoteLookup> LookupRemote(HubClient& hub, const RemotePath& path) {
   RemoteLookup out;
@@ -22,4 +22,4 @@ Status NoSuchRemotePath(const RemotePath& path) {
   return Status::NotFound(path.ToString() + ": no such file or directory in the bucket");
 }
 
-}  // namespace xet::cli
+}  // namespace xet

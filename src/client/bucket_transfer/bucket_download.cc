@@ -1,4 +1,4 @@
-#include "cli/download_files.h"
+#include "client/bucket_transfer/bucket_download.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -11,11 +11,11 @@
 #include <map>
 #include <system_error>
 
-#include "cli/output.h"
 #include "client/download/downloader.h"
+#include "common/human_bytes.h"
 #include "common/unique_fd.h"
 
-namespace xet::cli {
+namespace xet {
 namespace {
 
 namespace fs = std::filesystem;
@@ -192,21 +192,4 @@ Status DownloadToStdout(RemoteConnection& conn, const std::string& bucket_id,
   return StreamFile(downloader, file, STDOUT_FILENO, "stdout", stats);
 }
 
-Status DeleteLocalFiles(std::span<const std::string> paths) {
-  for (const std::string& path : paths) {
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) != 0) {
-      if (errno == ENOENT) continue;
-      return Status::IoError("delete " + path + ": " + std::strerror(errno));
-    }
-    if (S_ISDIR(st.st_mode)) {
-      return Status::InvalidArgument("delete " + path + ": is a directory, not a file");
-    }
-    if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-      return Status::IoError("delete " + path + ": " + std::strerror(errno));
-    }
-  }
-  return Status::Ok();
-}
-
-}  // namespace xet::cli
+}  // namespace xet

@@ -5,18 +5,17 @@
 // that fails or is interrupted before the batch leaves the bucket unchanged.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
 
-#include "cli/remote_options.h"
+#include "client/bucket_transfer/remote_connection.h"
 #include "client/transfer_stats.h"
 #include "client/upload/uploader.h"
 #include "common/result.h"
 
-namespace xet::cli {
+namespace xet {
 
 struct UploadJob {
   std::string local_path;   // "-" = standard input
@@ -30,12 +29,9 @@ struct BucketUploadOptions {
   // Also compute each file's SHA-256 and record it in the shard's metadata extension (the
   // server keeps it with the file). Off by default, as in the Hub's own bucket clients:
   // buckets identify files by their Xet hash, and SHA-256 is one sequential pass over
-  // every byte (~0.6 s of one core per GB here) that cannot be split across cores.
+  // every byte that cannot be split across cores (docs/BENCHMARKS.md).
   bool record_sha256 = false;
 };
-
-// Adds --sha256 (BucketUploadOptions::record_sha256) to an uploading command.
-void AddSha256Flag(CLI::App* cmd, bool* record_sha256);
 
 // Uploads `jobs` into `bucket_id` (write CAS tokens from `conn`) and registers them, in the
 // same batch as deleteFile operations for `delete_paths` (valid bucket paths; `sync
@@ -48,4 +44,4 @@ Result<std::vector<UploadedFile>> UploadToBucket(RemoteConnection& conn,
                                                  const BucketUploadOptions& options,
                                                  std::span<const std::string> delete_paths = {});
 
-}  // namespace xet::cli
+}  // namespace xet

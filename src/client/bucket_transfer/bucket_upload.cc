@@ -1,14 +1,8 @@
-#include "cli/upload_files.h"
+#include "client/bucket_transfer/bucket_upload.h"
 
 #include "common/byte_source.h"
 
-namespace xet::cli {
-
-void AddSha256Flag(CLI::App* cmd, bool* record_sha256) {
-  cmd->add_flag("--sha256", *record_sha256,
-                "Also compute each uploaded file's SHA-256 and record it with the file on the "
-                "server (costs one extra pass over the data; buckets do not need it)");
-}
+namespace xet {
 
 Result<std::vector<UploadedFile>> UploadToBucket(RemoteConnection& conn,
                                                  const std::string& bucket_id,
@@ -66,4 +60,4 @@ Result<std::vector<UploadedFile>> UploadToBucket(RemoteConnection& conn,
   return files;
 }
 
-}  // namespace xet::cli
+}  // namespace xet
