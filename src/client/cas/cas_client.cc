@@ -4,9 +4,9 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "client/cas/range_answer_reader.h"
 #include "client/cas/reconstruction_json.h"
 #include "client/transport/byteranges.h"
-#include "common/huge_pages.h"
 
 namespace xet {
 namespace {
@@ -103,88 +103,6 @@ Result<T> AnswerField(const std::string& body, const char* field, std::string_vi
   return Status::Corruption(std::string(what) + ": the answer has no valid \"" + field + "\"");
 }
 
-// Grows `v` to hold `n` bytes without doubling; new memory of many megabytes is advised for
-// huge pages before it is first touched.
-void ReserveLarge(std::vector<uint8_t>& v, size_t n) {
-  if (v.capacity() >= n) return;
-  v.reserve(n);
-  AdviseHugePages(v.data(), v.capacity());
-}
-
-// Delivers the requested ranges of a FetchRanges call from the parts of an answer, in
-// request order, holding back parts that arrive early.
-class RangeDelivery {
- public:
-  RangeDelivery(std::span<const FetchRange> ranges, size_t index_base,
-                const std::function<Status(size_t, std::span<const uint8_t>)>& on_range)
-      : ranges_(ranges), base_(index_base), on_range_(on_range) {}
-
-  Status OnPart(const ContentRange& part, std::span<const uint8_t> bytes) {
-    if (bytes.size() != part.size()) {
-      return Status::Corruption("part for bytes " + std::to_string(part.first) + "-" +
-                                std::to_string(part.last) + " has " + std::to_string(bytes.size()) +
-                                " bytes");
-    }
-    while (next_ < ranges_.size() && Covers(part, ranges_[next_])) {
-      XET_RETURN_IF_ERROR(Deliver(part, bytes));
-    }
-    // Early (out of order), or coalesced over ranges still to come: keep a copy.
-    if (CoversRemaining(part)) held_.push_back({part, {bytes.begin(), bytes.end()}});
-    // Held parts may now be next.
-    for (bool progress = true; progress && next_ < ranges_.size();) {
-      progress = false;
-      for (const Held& h : held_) {
-        if (Covers(h.range, ranges_[next_])) {
-          XET_RETURN_IF_ERROR(Deliver(h.range, h.bytes));
-          progress = true;
-          break;
-        }
-      }
-    }
-    std::erase_if(held_, [&](const Held& h) { return !CoversRemaining(h.range); });
-    return Status::Ok();
-  }
-
-  // After the answer: every range must have been delivered.
-  Status Finish() const {
-    if (next_ == ranges_.size()) return Status::Ok();
-    return Status::Corruption("the answer has no part for bytes " +
-                              std::to_string(ranges_[next_].byte_start) + "-" +
-                              std::to_string(ranges_[next_].byte_end));
-  }
-
-  bool done() const { return next_ == ranges_.size(); }
-
- private:
-  struct Held {
-    ContentRange range;
-    std::vector<uint8_t> bytes;
-  };
-
-  static bool Covers(const ContentRange& part, const FetchRange& r) {
-    return part.first <= r.byte_start && r.byte_end <= part.last;
-  }
-  bool CoversRemaining(const ContentRange& part) const {
-    for (size_t i = next_; i < ranges_.size(); ++i) {
-      if (Covers(part, ranges_[i])) return true;
-    }
-    return false;
-  }
-  Status Deliver(const ContentRange& part, std::span<const uint8_t> bytes) {
-    const FetchRange& r = ranges_[next_];
-    const auto slice = bytes.subspan(r.byte_start - part.first, r.byte_end - r.byte_start + 1);
-    XET_RETURN_IF_ERROR(on_range_(base_ + next_, slice));
-    ++next_;
-    return Status::Ok();
-  }
-
-  std::span<const FetchRange> ranges_;
-  size_t base_;
-  const std::function<Status(size_t, std::span<const uint8_t>)>& on_range_;
-  size_t next_ = 0;  // survives a restarted transfer: nothing is delivered twice
-  std::vector<Held> held_;
-};
-
 }  // namespace
 
 std::unique_ptr<CasTokenSource> MakeCachingTokenSource(TokenFetcher fetch, int64_t refresh_margin_s,
@@ -276,167 +194,21 @@ Status CasClient::FetchRanges(
                                    std::to_string(last_range) + " of " +
                                    std::to_string(entry.ranges.size()));
   }
-  const std::string what = "GET " + std::string(UrlForMessage(entry.url));
+  std::string what = "GET " + std::string(UrlForMessage(entry.url));
   const auto ranges =
       std::span<const FetchRange>(entry.ranges).subspan(first_range, last_range - first_range + 1);
-  uint64_t lowest = UINT64_MAX, highest = 0;
-  std::string header = "bytes=";
-  for (size_t i = 0; i < ranges.size(); ++i) {
-    const FetchRange& r = ranges[i];
-    if (r.byte_end < r.byte_start) {
-      return Status::InvalidArgument(what + ": range " + std::to_string(first_range + i) +
-                                     " ends before it starts");
-    }
-    lowest = std::min(lowest, r.byte_start);
-    highest = std::max(highest, r.byte_end);
-    if (i > 0) header += ',';
-    header += std::to_string(r.byte_start) + "-" + std::to_string(r.byte_end);
-  }
-  // No part can be larger than the span of the requested bytes, nor can there be more
-  // parts than ranges.
-  const uint64_t max_part = highest - lowest + 1;
-
-  RangeDelivery delivery(ranges, first_range, on_range);
-  enum class Mode { kUnknown, kMultipart, kSingle, kWhole };
-  Mode mode = Mode::kUnknown;
-  std::optional<ByteRangesParser> parser;
-  ContentRange single;  // kSingle: the answer's Content-Range
+  XET_ASSIGN_OR_RETURN(std::string header, RangeRequestHeader(ranges, first_range, what));
   std::vector<uint8_t> own;
-  // kSingle / kWhole: the body (kWhole: up to `highest`); kMultipart: lent to the parser.
-  std::vector<uint8_t>& buffer = reuse != nullptr ? *reuse : own;
-  buffer.clear();
-  Status failure;  // why our sink stopped the transfer
-  // The parser gives the buffer back on every way out.
-  struct GiveBack {
-    std::optional<ByteRangesParser>& parser;
-    std::vector<uint8_t>& buffer;
-    ~GiveBack() {
-      if (parser) buffer = parser->TakePartBuffer();
-    }
-  } give_back{parser, buffer};
-
+  RangeAnswerReader reader(ranges, first_range, on_range, std::move(what),
+                           reuse != nullptr ? *reuse : own);
   HttpClient::StreamCallbacks cb;
-  cb.on_headers = [&](int status, const HeaderList& headers) {
-    ClientResponse view;
-    view.headers = headers;
-    if (parser) {  // a restarted transfer: the parser had the buffer
-      buffer = parser->TakePartBuffer();
-      parser.reset();
-    }
-    buffer.clear();
-    if (status == 200) {
-      mode = Mode::kWhole;
-      return;
-    }
-    if (status != 206) {
-      mode = Mode::kUnknown;
-      failure = Status::Corruption(what + ": unexpected HTTP " + std::to_string(status));
-      return;
-    }
-    const auto type = view.Header("Content-Type");
-    if (type && type->find("multipart/") != std::string_view::npos) {
-      auto boundary = MultipartBoundary(*type);
-      if (!boundary.ok()) {
-        failure = Status::Corruption(what + ": " + boundary.status().message());
-        return;
-      }
-      mode = Mode::kMultipart;
-      parser.emplace(*boundary, max_part, ranges.size(), std::move(buffer));
-      return;
-    }
-    const auto content_range = view.Header("Content-Range");
-    auto parsed = content_range ? ParseContentRange(*content_range)
-                                : Result<ContentRange>(Status::InvalidArgument("missing"));
-    if (!parsed.ok()) {
-      failure = Status::Corruption(what + ": 206 answer without a valid Content-Range");
-      return;
-    }
-    if (parsed->size() > max_part) {
-      failure = Status::Corruption(what + ": answered " + std::to_string(parsed->size()) +
-                                   " bytes for " + std::to_string(max_part) + " requested");
-      return;
-    }
-    mode = Mode::kSingle;
-    single = *parsed;
-    ReserveLarge(buffer, single.size());  // exactly: no doubling past the answer's size
-  };
-  cb.sink = [&](std::string_view bytes) {
-    if (!failure.ok()) return false;
-    switch (mode) {
-      case Mode::kMultipart: {
-        Status delivered;  // on_range's own error, returned as is
-        Status st = parser->Feed(bytes, [&](const ContentRange& part, std::span<const uint8_t> b) {
-          delivered = delivery.OnPart(part, b);
-          return delivered;
-        });
-        if (!delivered.ok()) {
-          failure = delivered;
-        } else if (!st.ok()) {
-          failure = st.WithContext(what);
-        }
-        return failure.ok();
-      }
-      case Mode::kSingle:
-        if (buffer.size() + bytes.size() > single.size()) {
-          failure =
-              Status::Corruption(what + ": body longer than its Content-Range " +
-                                 std::to_string(single.first) + "-" + std::to_string(single.last));
-          return false;
-        }
-        buffer.insert(buffer.end(), bytes.begin(), bytes.end());
-        return true;
-      case Mode::kWhole: {
-        // Keep bytes [0, highest]; the rest of the object is not needed.
-        const uint64_t keep = highest + 1;
-        if (buffer.size() < keep) {
-          const size_t n =
-              static_cast<size_t>(std::min<uint64_t>(bytes.size(), keep - buffer.size()));
-          buffer.insert(buffer.end(), bytes.begin(),
-                        bytes.begin() + static_cast<std::ptrdiff_t>(n));
-        }
-        return true;
-      }
-      case Mode::kUnknown:
-        break;
-    }
-    failure = Status::Corruption(what + ": body of an unusable answer");
-    return false;
-  };
-  cb.on_restart = [&] {
-    if (parser) parser->Reset();
-    buffer.clear();
-  };
-
+  cb.on_headers = [&](int status, const HeaderList& headers) { reader.OnHeaders(status, headers); };
+  cb.sink = [&](std::string_view bytes) { return reader.OnBody(bytes); };
+  cb.on_restart = [&] { reader.OnRestart(); };
   ClientRequest req;
   req.url = entry.url;
-  req.headers.emplace_back("Range", header);
-  auto resp = http_.Stream(req, cb);
-  if (!failure.ok()) return failure;
-  if (!resp.ok()) return resp.status();
-  XET_RETURN_IF_ERROR(StatusFromResponse(*resp, what));
-  switch (mode) {
-    case Mode::kMultipart:
-      XET_RETURN_IF_ERROR(parser->Finish().WithContext(what));
-      break;
-    case Mode::kSingle:
-      if (buffer.size() != single.size()) {
-        return Status::Corruption(what + ": body of " + std::to_string(buffer.size()) +
-                                  " bytes for Content-Range " + std::to_string(single.first) + "-" +
-                                  std::to_string(single.last));
-      }
-      XET_RETURN_IF_ERROR(delivery.OnPart(single, buffer));
-      break;
-    case Mode::kWhole:
-      if (!buffer.empty()) {
-        XET_RETURN_IF_ERROR(
-            delivery.OnPart(ContentRange{0, buffer.size() - 1, std::nullopt}, buffer));
-      }
-      break;
-    case Mode::kUnknown:
-      return Status::Corruption(what + ": unusable answer (HTTP " + std::to_string(resp->status) +
-                                ")");
-  }
-  return delivery.Finish().WithContext(what);
+  req.headers.emplace_back("Range", std::move(header));
+  return reader.Finish(http_.Stream(req, cb));
 }
 
 Status CasClient::StreamRange(const FetchEntry& entry, size_t range,

@@ -1,7 +1,9 @@
 #include "client/download/block_planner.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 
 namespace xet {
@@ -23,45 +25,89 @@ namespace {
 
 Status Bad(const std::string& what) { return Status::Corruption("reconstruction answer: " + what); }
 
-}  // namespace
+// Where a term's chunks are served from: fetch entry `entry`, range `range` of its xorb.
+struct RangeAt {
+  uint32_t entry = 0, range = 0;
+};
 
-Result<BlockPlan> PlanBlock(const Reconstruction& recon, const ByteSpan& span,
-                            uint64_t max_task_bytes) {
-  BlockPlan plan;
-  plan.span = span;
-  if (span.last < span.first) return Status::InvalidArgument("PlanBlock: empty span");
-  if (recon.terms.empty()) return Bad("no terms");
-
-  std::unordered_map<Hash, uint32_t, HashHasher> xorb_index;
-  xorb_index.reserve(recon.xorbs.size());
-  for (size_t i = 0; i < recon.xorbs.size(); ++i) {
-    const auto& [hash, entries] = recon.xorbs[i];
-    for (const FetchEntry& e : entries) {
-      for (const FetchRange& r : e.ranges) {
-        if (r.chunk_end <= r.chunk_start || r.byte_end < r.byte_start) {
-          return Bad("empty or descending range in the fetch entry of xorb " + hash.ToHex());
+// The fetch ranges of an answer: checked, found by xorb hash, and numbered densely so that
+// each one in use gets exactly one RangeRef.
+class FetchRangeTable {
+ public:
+  // Corruption for a range with no chunks or descending bytes.
+  Status Index(const Reconstruction& recon) {
+    xorb_index_.reserve(recon.xorbs.size());
+    for (size_t i = 0; i < recon.xorbs.size(); ++i) {
+      const auto& [hash, entries] = recon.xorbs[i];
+      for (const FetchEntry& e : entries) {
+        for (const FetchRange& r : e.ranges) {
+          if (r.chunk_end <= r.chunk_start || r.byte_end < r.byte_start) {
+            return Bad("empty or descending range in the fetch entry of xorb " + hash.ToHex());
+          }
         }
       }
+      xorb_index_.emplace(hash, static_cast<uint32_t>(i));
     }
-    xorb_index.emplace(hash, static_cast<uint32_t>(i));
-  }
-
-  // (xorb, entry, range) -> RangeRef index, dense per xorb: offsets into a flat table.
-  std::vector<uint32_t> ref_base(recon.xorbs.size() + 1, 0);
-  std::vector<std::vector<uint32_t>> entry_base(recon.xorbs.size());
-  {
+    // (xorb, entry, range) -> RangeRef index, dense per xorb: offsets into a flat table.
+    ref_base_.assign(recon.xorbs.size() + 1, 0);
+    entry_base_.assign(recon.xorbs.size(), {});
     uint32_t total = 0;
     for (size_t x = 0; x < recon.xorbs.size(); ++x) {
-      ref_base[x] = total;
+      ref_base_[x] = total;
       for (const FetchEntry& e : recon.xorbs[x].second) {
-        entry_base[x].push_back(total - ref_base[x]);
+        entry_base_[x].push_back(total - ref_base_[x]);
         total += static_cast<uint32_t>(e.ranges.size());
       }
     }
-    ref_base[recon.xorbs.size()] = total;
+    ref_base_[recon.xorbs.size()] = total;
+    ref_of_.assign(total, -1);
+    return Status::Ok();
   }
-  std::vector<int64_t> ref_of(ref_base.back(), -1);
 
+  // The index of the xorb with this hash, or nullopt when it has no fetch entry.
+  std::optional<uint32_t> Xorb(const Hash& hash) const {
+    const auto it = xorb_index_.find(hash);
+    if (it == xorb_index_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  // The RangeRef of range `at` of xorb `x` in `plan`, added on first use.
+  uint32_t RefFor(uint32_t x, const RangeAt& at, BlockPlan& plan) {
+    const size_t flat = ref_base_[x] + entry_base_[x][at.entry] + at.range;
+    if (ref_of_[flat] < 0) {
+      ref_of_[flat] = static_cast<int64_t>(plan.ranges.size());
+      plan.ranges.push_back(RangeRef{x, at.entry, at.range, {}});
+    }
+    return static_cast<uint32_t>(ref_of_[flat]);
+  }
+
+ private:
+  std::unordered_map<Hash, uint32_t, HashHasher> xorb_index_;
+  std::vector<uint32_t> ref_base_;
+  std::vector<std::vector<uint32_t>> entry_base_;
+  std::vector<int64_t> ref_of_;
+};
+
+// The first fetch entry with a range holding all of `t`'s chunks, or nullopt.
+std::optional<RangeAt> FindCoveringRange(const std::vector<FetchEntry>& entries,
+                                         const ReconTerm& t) {
+  for (size_t e = 0; e < entries.size(); ++e) {
+    const auto& ranges = entries[e].ranges;
+    // Ranges ascend: the last one starting at or before the term's first chunk.
+    auto r = std::upper_bound(ranges.begin(), ranges.end(), t.chunk_start,
+                              [](uint32_t v, const FetchRange& fr) { return v < fr.chunk_start; });
+    if (r == ranges.begin()) continue;
+    --r;
+    if (r->chunk_start <= t.chunk_start && t.chunk_end <= r->chunk_end) {
+      return RangeAt{static_cast<uint32_t>(e), static_cast<uint32_t>(r - ranges.begin())};
+    }
+  }
+  return std::nullopt;
+}
+
+// Maps each term of `recon` to its fetch range and places its bytes in `plan.span`.
+Status PlaceTerms(const Reconstruction& recon, FetchRangeTable& table, BlockPlan& plan) {
+  const ByteSpan& span = plan.span;
   const uint64_t needed = span.size();
   if (recon.offset_into_first_range >= recon.terms.front().unpacked_length) {
     return Bad("offset_into_first_range " + std::to_string(recon.offset_into_first_range) +
@@ -75,41 +121,19 @@ Result<BlockPlan> PlanBlock(const Reconstruction& recon, const ByteSpan& span,
     const ReconTerm& t = recon.terms[ti];
     if (t.chunk_end <= t.chunk_start) return Bad("term " + std::to_string(ti) + " has no chunks");
     if (t.unpacked_length == 0) return Bad("term " + std::to_string(ti) + " has no bytes");
-    auto it = xorb_index.find(t.xorb_hash);
-    if (it == xorb_index.end()) {
+    const std::optional<uint32_t> x = table.Xorb(t.xorb_hash);
+    if (!x) {
       return Bad("term " + std::to_string(ti) + " names xorb " + t.xorb_hash.ToHex() +
                  " without a fetch entry");
     }
-    const uint32_t x = it->second;
-    const auto& entries = recon.xorbs[x].second;
-    int64_t found_entry = -1, found_range = -1;
-    for (size_t e = 0; e < entries.size() && found_entry < 0; ++e) {
-      const auto& ranges = entries[e].ranges;
-      // Ranges ascend: the last one starting at or before the term's first chunk.
-      auto r =
-          std::upper_bound(ranges.begin(), ranges.end(), t.chunk_start,
-                           [](uint32_t v, const FetchRange& fr) { return v < fr.chunk_start; });
-      if (r == ranges.begin()) continue;
-      --r;
-      if (r->chunk_start <= t.chunk_start && t.chunk_end <= r->chunk_end) {
-        found_entry = static_cast<int64_t>(e);
-        found_range = r - ranges.begin();
-      }
-    }
-    if (found_entry < 0) {
+    const auto& entries = recon.xorbs[*x].second;
+    const std::optional<RangeAt> at = FindCoveringRange(entries, t);
+    if (!at) {
       return Bad("no fetch range covers chunks " + std::to_string(t.chunk_start) + ".." +
                  std::to_string(t.chunk_end) + " of xorb " + t.xorb_hash.ToHex());
     }
-    const size_t flat = ref_base[x] + entry_base[x][static_cast<size_t>(found_entry)] +
-                        static_cast<size_t>(found_range);
-    if (ref_of[flat] < 0) {
-      ref_of[flat] = static_cast<int64_t>(plan.ranges.size());
-      plan.ranges.push_back(
-          RangeRef{x, static_cast<uint32_t>(found_entry), static_cast<uint32_t>(found_range), {}});
-    }
-    const auto ref = static_cast<uint32_t>(ref_of[flat]);
-    const FetchRange& fr =
-        entries[static_cast<size_t>(found_entry)].ranges[static_cast<size_t>(found_range)];
+    const uint32_t ref = table.RefFor(*x, *at, plan);
+    const FetchRange& fr = entries[at->entry].ranges[at->range];
 
     TermPlacement p;
     p.range_ref = ref;
@@ -130,8 +154,11 @@ Result<BlockPlan> PlanBlock(const Reconstruction& recon, const ByteSpan& span,
     return Bad("terms cover " + std::to_string(written) + " of the " + std::to_string(needed) +
                " bytes asked for");
   }
+  return Status::Ok();
+}
 
-  // Group the ranges in use into calls: consecutive ranges of one entry, bounded bytes.
+// Groups the ranges in use into calls: consecutive ranges of one entry, bounded bytes.
+void GroupIntoTasks(const Reconstruction& recon, uint64_t max_task_bytes, BlockPlan& plan) {
   std::vector<uint32_t> order(plan.ranges.size());
   for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
@@ -158,6 +185,20 @@ Result<BlockPlan> PlanBlock(const Reconstruction& recon, const ByteSpan& span,
   // Larger calls first: they take longest, so the tail of a block is short.
   std::stable_sort(plan.tasks.begin(), plan.tasks.end(),
                    [](const FetchTask& a, const FetchTask& b) { return a.bytes > b.bytes; });
+}
+
+}  // namespace
+
+Result<BlockPlan> PlanBlock(const Reconstruction& recon, const ByteSpan& span,
+                            uint64_t max_task_bytes) {
+  BlockPlan plan;
+  plan.span = span;
+  if (span.last < span.first) return Status::InvalidArgument("PlanBlock: empty span");
+  if (recon.terms.empty()) return Bad("no terms");
+  FetchRangeTable table;
+  XET_RETURN_IF_ERROR(table.Index(recon));
+  XET_RETURN_IF_ERROR(PlaceTerms(recon, table, plan));
+  GroupIntoTasks(recon, max_task_bytes, plan);
   return plan;
 }
 

@@ -1,5 +1,5 @@
-// Binds the bucket API handlers (server/hub/hub_service.h) to their routes, with per-route body
-// limits:
+// Binds the handlers of the bucket API services (server/hub/hub_service.h) to their routes, with
+// per-route body limits:
 //   POST   /api/buckets/{ns}/{name}                      create        64 KiB
 //   GET    /api/buckets/{ns}/{name}                      info
 //   DELETE /api/buckets/{ns}/{name}                      delete

@@ -2,6 +2,9 @@
 // repositories of type "bucket") as handlers over an Index, an ObjectStore and the token
 // service. Transport-independent like server/cas/cas_service.h; RegisterHubRoutes
 // (server/hub/hub_routes.h) binds them to a Router. Permission rules: server/auth/bucket_access.h.
+// One class per concern: BucketAdminService (create, info, list, delete, move),
+// XetTokenService, BucketBatchService, BucketListingService (tree, paths-info) and
+// ResolveService, over a shared BucketGate (who may read or write which bucket).
 //
 // Error answers are {"error": "..."}; a bucket that is absent or invisible to the caller
 // answers 404 with X-Error-Code: RepoNotFound (401 to an anonymous caller), a missing entry
@@ -10,14 +13,17 @@
 
 #include <cstdint>
 #include <functional>
-#include <mutex>
-#include <optional>
 #include <string>
+#include <utility>
 
-#include "http/message.h"
-#include "server/auth/bucket_access.h"
 #include "server/auth/token_service.h"
-#include "server/cache/xorb_record_cache.h"
+#include "server/hub/bucket_admin_service.h"
+#include "server/hub/bucket_batch_service.h"
+#include "server/hub/bucket_gate.h"
+#include "server/hub/bucket_listing_service.h"
+#include "server/hub/public_base_url.h"
+#include "server/hub/resolve_service.h"
+#include "server/hub/xet_token_service.h"
 #include "store/index.h"
 #include "store/object_store.h"
 
@@ -36,69 +42,30 @@ struct HubServiceConfig {
   std::function<int64_t()> now_ms;     // unix milliseconds; default: system clock
 };
 
+// The bucket API's services over one node, sharing one BucketGate and one public base URL.
+// RegisterHubRoutes binds each service's handlers.
 class HubService {
  public:
   // All references must outlive the service. Thread-safe: handlers run concurrently.
   HubService(HubServiceConfig config, Index& index, ObjectStore& objects, TokenService& tokens);
 
   // Replaces the base of the URLs handed out (e.g. once an ephemeral port is known).
-  void SetPublicUrl(std::string url);
+  void SetPublicUrl(std::string url) { public_url_.Set(std::move(url)); }
 
-  // POST /api/buckets/{ns}/{name}  {private?, visibility?, resourceGroupId?, region?}
-  HttpResponse CreateBucket(const HttpRequest& req, const RouteParams& params);
-  // GET /api/buckets/{ns}/{name}
-  HttpResponse GetBucketInfo(const HttpRequest& req, const RouteParams& params);
-  // GET /api/buckets/{ns}  (?search, ?limit, ?cursor; "me" = every namespace)
-  HttpResponse ListBuckets(const HttpRequest& req, const RouteParams& params);
-  // DELETE /api/buckets/{ns}/{name}
-  HttpResponse DeleteBucket(const HttpRequest& req, const RouteParams& params);
-  // POST /api/repos/move  {"fromRepo", "toRepo", "type": "bucket"}
-  HttpResponse MoveBucket(const HttpRequest& req, const RouteParams& params);
-  // GET /api/buckets/{ns}/{name}/xet-read-token[/{rev}], .../xet-write-token[/{rev}]
-  HttpResponse XetReadToken(const HttpRequest& req, const RouteParams& params);
-  HttpResponse XetWriteToken(const HttpRequest& req, const RouteParams& params);
-  // POST /api/buckets/{ns}/{name}/batch  (NDJSON, server/hub/batch_request.h)
-  HttpResponse Batch(const HttpRequest& req, const RouteParams& params);
-  // GET /api/buckets/{ns}/{name}/tree[/{*prefix}]  (?recursive, ?limit, ?cursor)
-  HttpResponse Tree(const HttpRequest& req, const RouteParams& params);
-  // POST /api/buckets/{ns}/{name}/paths-info  {"paths": [...]}
-  HttpResponse PathsInfo(const HttpRequest& req, const RouteParams& params);
-  // GET|HEAD /buckets/{ns}/{name}/resolve/{*path}
-  HttpResponse Resolve(const HttpRequest& req, const RouteParams& params);
-
-  // Pre-body checks (RouteOptions::pre_body), answering as the handlers would before they
-  // read the body: CheckBucketWriter (create, batch) needs a valid token allowed to write
-  // the bucket named by "ns"/"name" (401/403; 400 for a malformed name); CheckWriter
-  // (move, whose buckets are in the body) a valid token with write permission;
-  // CheckBucketReader (paths-info) a caller who may read the bucket (401/404). The handlers
-  // still make every check.
-  std::optional<HttpResponse> CheckBucketWriter(const HttpRequest& head, const RouteParams& params);
-  std::optional<HttpResponse> CheckWriter(const HttpRequest& head, const RouteParams& params);
-  std::optional<HttpResponse> CheckBucketReader(const HttpRequest& head, const RouteParams& params);
+  BucketAdminService& admin() { return admin_; }
+  XetTokenService& xet_tokens() { return xet_tokens_; }
+  BucketBatchService& batch() { return batch_; }
+  BucketListingService& listing() { return listing_; }
+  ResolveService& resolve() { return resolve_; }
 
  private:
-  // The bucket named by params "ns" and "name" if `caller` may read it; InvalidArgument for
-  // a malformed name, else BucketNotVisible's error.
-  Result<BucketRecord> ReadableBucket(const BucketCaller& caller, const RouteParams& params);
-  // The bucket if `caller` may write to it: InvalidArgument, Unauthenticated,
-  // PermissionDenied (server/auth/bucket_access.h) or NotFound.
-  Result<BucketRecord> WritableBucket(const BucketCaller& caller, const RouteParams& params);
-  HttpResponse MintToken(const BucketCaller& caller, const BucketRecord& bucket,
-                         Permission permission);
-  std::string PublicUrl() const;
-  int64_t NowMs() const;
-
-  HubServiceConfig config_;
-  mutable std::mutex public_url_mu_;  // guards config_.public_url
-  Index& index_;
-  ObjectStore& objects_;
-  TokenService& tokens_;
-  XorbRecordCache xorb_cache_;
+  PublicBaseUrl public_url_;
+  BucketGate gate_;
+  BucketAdminService admin_;
+  XetTokenService xet_tokens_;
+  BucketBatchService batch_;
+  BucketListingService listing_;
+  ResolveService resolve_;
 };
-
-// The error answer for a failed bucket lookup or check: ErrorResponse(status), plus
-// X-Error-Code: RepoNotFound for NotFound and Unauthenticated (clients map it to "bucket not
-// found").
-HttpResponse BucketErrorResponse(const Status& status);
 
 }  // namespace xet

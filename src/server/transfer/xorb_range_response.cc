@@ -7,6 +7,8 @@
 #include <memory>
 #include <vector>
 
+#include "server/transfer/xorb_range_request.h"
+
 namespace xet {
 namespace {
 
@@ -38,6 +40,110 @@ struct BodyPiece {
   std::string text;                // sent first
   std::optional<ByteRange> range;  // then these bytes of the object
 };
+
+// The answer for a refusal of ResolveXorbRanges.
+HttpResponse RefusalResponse(const Status& refusal, uint64_t chunk_data_length) {
+  switch (refusal.code()) {
+    case Status::Code::kPermissionDenied:
+      return ErrorResponse(403, refusal.message());
+    case Status::Code::kInvalidArgument:
+      return ErrorResponse(400, refusal.message());
+    case Status::Code::kOutOfRange: {
+      HttpResponse r = ErrorResponse(416, refusal.message());
+      r.headers.Add("Content-Range", "bytes */" + std::to_string(chunk_data_length));
+      return r;
+    }
+    default:
+      return ErrorResponse(500, JsonSafe(refusal.ToString()));
+  }
+}
+
+// The body as pieces, literal text (multipart framing) or a range of the object, with the
+// Content-Type (and for one range the Content-Range) set on `resp`.
+std::vector<BodyPiece> LayOutBody(const std::vector<ByteRange>& ranges, uint64_t chunk_data_length,
+                                  const std::string& boundary_option, HttpResponse& resp) {
+  std::vector<BodyPiece> pieces;
+  if (ranges.size() == 1) {
+    resp.headers.Add("Content-Type", "application/octet-stream");
+    resp.headers.Add("Content-Range", ContentRange(ranges[0], chunk_data_length));
+    pieces.push_back({{}, ranges[0]});
+    return pieces;
+  }
+  const std::string boundary = boundary_option.empty() ? NewMultipartBoundary() : boundary_option;
+  for (const ByteRange& r : ranges) {
+    pieces.push_back({"--" + boundary +
+                          "\r\nContent-Type: application/octet-stream\r\nContent-Range: " +
+                          ContentRange(r, chunk_data_length) + "\r\n\r\n",
+                      r});
+    pieces.push_back({"\r\n", std::nullopt});
+  }
+  pieces.push_back({"--" + boundary + "--\r\n", std::nullopt});
+  resp.headers.Add("Content-Type", "multipart/byteranges; boundary=" + boundary);
+  return pieces;
+}
+
+uint64_t BodySize(const std::vector<BodyPiece>& pieces) {
+  uint64_t size = 0;
+  for (const BodyPiece& p : pieces) size += p.text.size() + (p.range ? p.range->size() : 0);
+  return size;
+}
+
+// A small answer: the body built in memory through `read`.
+HttpResponse BufferedAnswer(HttpResponse resp, const std::vector<BodyPiece>& pieces,
+                            uint64_t body_size, const XorbReader& read) {
+  resp.body.reserve(body_size);
+  for (const BodyPiece& p : pieces) {
+    resp.body += p.text;
+    if (!p.range) continue;
+    const size_t at = resp.body.size();
+    resp.body.resize(at + p.range->size());
+    Status st = read(
+        p.range->first,
+        std::span<uint8_t>(reinterpret_cast<uint8_t*>(resp.body.data() + at), p.range->size()));
+    if (!st.ok()) return ErrorResponse(500, JsonSafe(st.ToString()));
+  }
+  return resp;
+}
+
+// A large answer from the source's memory or file: a RangeBody the server sends without a
+// copy. Requires source.memory or a valid source.file.
+HttpResponse RangeBodyAnswer(HttpResponse resp, std::vector<BodyPiece> pieces, XorbSource source) {
+  auto body = std::make_shared<RangeBody>();
+  if (source.memory) {
+    body->memory = std::move(source.memory);
+  } else {
+    body->file = std::move(source.file);
+  }
+  for (BodyPiece& p : pieces) {
+    body->pieces.push_back(
+        {std::move(p.text), p.range ? p.range->first : 0, p.range ? p.range->size() : 0});
+  }
+  resp.range_body = std::move(body);
+  return resp;
+}
+
+// A large answer read through `read` as the server writes it, `piece` bytes at a time into
+// one reused buffer; a reader failure ends the body early.
+HttpResponse StreamedAnswer(HttpResponse resp, std::vector<BodyPiece> pieces, uint64_t body_size,
+                            XorbReader read, size_t piece) {
+  resp.content_length = body_size;
+  resp.stream = [pieces = std::move(pieces), read = std::move(read),
+                 piece](const std::function<bool(std::string_view)>& write) {
+    std::vector<uint8_t> buffer;
+    for (const BodyPiece& p : pieces) {
+      if (!p.text.empty() && !write(p.text)) return;
+      if (!p.range) continue;
+      for (uint64_t at = p.range->first; at <= p.range->last;) {
+        const size_t n = static_cast<size_t>(std::min<uint64_t>(piece, p.range->last - at + 1));
+        if (buffer.size() < n) buffer.resize(n);
+        if (!read(at, std::span<uint8_t>(buffer.data(), n)).ok()) return;  // a short body
+        if (!write(std::string_view(reinterpret_cast<const char*>(buffer.data()), n))) return;
+        at += n;
+      }
+    }
+  };
+  return resp;
+}
 
 }  // namespace
 
@@ -73,114 +179,20 @@ HttpResponse BuildXorbRangeResponse(uint64_t chunk_data_length,
                                     std::span<const ByteRange> signed_ranges,
                                     std::optional<std::string_view> range_header, XorbSource source,
                                     const XorbRangeResponseOptions& options) {
-  if (!range_header)
-    return ErrorResponse(403, "a Range header within the signed ranges is required");
-  RangeParseOptions parse_options;
-  parse_options.allow_open_end = true;
-  auto parsed = ParseByteRanges(*range_header, parse_options);
-  if (!parsed.ok()) return ErrorResponse(400, "malformed Range header");
-  std::vector<ByteRange> ranges = std::move(parsed).value();
-
-  auto unsatisfiable = [&] {
-    HttpResponse r = ErrorResponse(416, "requested range not satisfiable");
-    r.headers.Add("Content-Range", "bytes */" + std::to_string(chunk_data_length));
-    return r;
-  };
-  // Resolve open ends against the data, then authorize against the signed set.
-  for (ByteRange& r : ranges) {
-    if (r.last == kOpenEnd) {
-      if (r.first >= chunk_data_length) return unsatisfiable();
-      r.last = chunk_data_length - 1;
-    }
-  }
-  if (!CheckRequestedRanges(signed_ranges, ranges)) {
-    return ErrorResponse(403, "requested range is outside the signed ranges");
-  }
-  // What the signed set holds of the data: signed bytes past its end are never served, so
-  // they do not count towards what overlapping requests may add up to.
-  uint64_t signed_total = 0;
-  for (const ByteRange& r : NormalizeByteRanges(signed_ranges)) {
-    if (r.first >= chunk_data_length) break;  // sorted: the rest lie past the end too
-    signed_total += std::min(r.last, chunk_data_length - 1) - r.first + 1;
-  }
-  uint64_t requested_total = 0;
-  for (ByteRange& r : ranges) {
-    if (r.first >= chunk_data_length) return unsatisfiable();
-    r.last = std::min(r.last, chunk_data_length - 1);
-    requested_total += r.size();
-  }
-  if (requested_total > signed_total) return unsatisfiable();
-
-  // The body as pieces: literal text (multipart framing) or a range of the object.
-  std::vector<BodyPiece> pieces;
+  auto ranges = ResolveXorbRanges(chunk_data_length, signed_ranges, range_header);
+  if (!ranges.ok()) return RefusalResponse(ranges.status(), chunk_data_length);
   HttpResponse resp;
   resp.status = 206;
-  if (ranges.size() == 1) {
-    resp.headers.Add("Content-Type", "application/octet-stream");
-    resp.headers.Add("Content-Range", ContentRange(ranges[0], chunk_data_length));
-    pieces.push_back({{}, ranges[0]});
-  } else {
-    const std::string boundary =
-        options.boundary.empty() ? NewMultipartBoundary() : options.boundary;
-    for (const ByteRange& r : ranges) {
-      pieces.push_back({"--" + boundary +
-                            "\r\nContent-Type: application/octet-stream\r\nContent-Range: " +
-                            ContentRange(r, chunk_data_length) + "\r\n\r\n",
-                        r});
-      pieces.push_back({"\r\n", std::nullopt});
-    }
-    pieces.push_back({"--" + boundary + "--\r\n", std::nullopt});
-    resp.headers.Add("Content-Type", "multipart/byteranges; boundary=" + boundary);
-  }
-  uint64_t body_size = 0;
-  for (const BodyPiece& p : pieces) body_size += p.text.size() + (p.range ? p.range->size() : 0);
-
+  std::vector<BodyPiece> pieces = LayOutBody(*ranges, chunk_data_length, options.boundary, resp);
+  const uint64_t body_size = BodySize(pieces);
   if (body_size <= options.stream_threshold) {
-    resp.body.reserve(body_size);
-    for (const BodyPiece& p : pieces) {
-      resp.body += p.text;
-      if (!p.range) continue;
-      const size_t at = resp.body.size();
-      resp.body.resize(at + p.range->size());
-      Status st = source.read(
-          p.range->first,
-          std::span<uint8_t>(reinterpret_cast<uint8_t*>(resp.body.data() + at), p.range->size()));
-      if (!st.ok()) return ErrorResponse(500, JsonSafe(st.ToString()));
-    }
-    return resp;
+    return BufferedAnswer(std::move(resp), pieces, body_size, source.read);
   }
   if (source.memory || source.file.valid()) {
-    auto body = std::make_shared<RangeBody>();
-    if (source.memory) {
-      body->memory = std::move(source.memory);
-    } else {
-      body->file = std::move(source.file);
-    }
-    for (BodyPiece& p : pieces) {
-      body->pieces.push_back(
-          {std::move(p.text), p.range ? p.range->first : 0, p.range ? p.range->size() : 0});
-    }
-    resp.range_body = std::move(body);
-    return resp;
+    return RangeBodyAnswer(std::move(resp), std::move(pieces), std::move(source));
   }
-  resp.content_length = body_size;
-  const size_t piece = std::max<size_t>(1, options.stream_piece);
-  resp.stream = [pieces = std::move(pieces), read = std::move(source.read),
-                 piece](const std::function<bool(std::string_view)>& write) {
-    std::vector<uint8_t> buffer;
-    for (const BodyPiece& p : pieces) {
-      if (!p.text.empty() && !write(p.text)) return;
-      if (!p.range) continue;
-      for (uint64_t at = p.range->first; at <= p.range->last;) {
-        const size_t n = static_cast<size_t>(std::min<uint64_t>(piece, p.range->last - at + 1));
-        if (buffer.size() < n) buffer.resize(n);
-        if (!read(at, std::span<uint8_t>(buffer.data(), n)).ok()) return;  // a short body
-        if (!write(std::string_view(reinterpret_cast<const char*>(buffer.data()), n))) return;
-        at += n;
-      }
-    }
-  };
-  return resp;
+  return StreamedAnswer(std::move(resp), std::move(pieces), body_size, std::move(source.read),
+                        std::max<size_t>(1, options.stream_piece));
 }
 
 }  // namespace xet

@@ -128,5 +128,61 @@ TEST(PlanBlock, RejectsInconsistentAnswers) {
   }
 }
 
+// One xorb with two fetch entries: terms are served from whichever entry holds their
+// chunks, and a range used twice gets one RangeRef.
+TEST(PlanBlock, TermsFoundInALaterFetchEntry) {
+  Reconstruction r;
+  r.terms = {{H(1), 4, 6, 100}, {H(1), 0, 2, 60}, {H(1), 8, 9, 40}, {H(1), 5, 6, 100}};
+  r.xorbs.push_back({H(1),
+                     {FetchEntry{"u1", {{0, 2, 0, 199}}},
+                      FetchEntry{"u2", {{4, 6, 400, 599}, {8, 9, 800, 899}}}}});
+  auto plan = PlanBlock(r, {0, 299}, 1 << 20);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ASSERT_EQ(plan->ranges.size(), 3u);
+  const auto ref_is = [&](uint32_t i, uint32_t entry, uint32_t range, std::vector<uint32_t> terms) {
+    EXPECT_EQ(plan->ranges[i].xorb, 0u) << i;
+    EXPECT_EQ(plan->ranges[i].entry, entry) << i;
+    EXPECT_EQ(plan->ranges[i].range, range) << i;
+    EXPECT_EQ(plan->ranges[i].terms, terms) << i;
+  };
+  ref_is(0, 1, 0, {0, 3});
+  ref_is(1, 0, 0, {1});
+  ref_is(2, 1, 1, {2});
+  EXPECT_EQ(plan->terms[3].range_ref, 0u);
+  EXPECT_EQ(plan->terms[3].chunk_offset, 1u);
+  EXPECT_EQ(plan->terms[2].range_ref, 2u);
+  EXPECT_EQ(plan->terms[2].chunk_offset, 0u);
+  // The second entry's two ranges make one call of 300 bytes, first; the first entry's one.
+  ASSERT_EQ(plan->tasks.size(), 2u);
+  EXPECT_EQ(plan->tasks[0].entry, 1u);
+  EXPECT_EQ(plan->tasks[0].first_range, 0u);
+  EXPECT_EQ(plan->tasks[0].last_range, 1u);
+  EXPECT_EQ(plan->tasks[0].refs, (std::vector<uint32_t>{0, 2}));
+  EXPECT_EQ(plan->tasks[0].bytes, 300u);
+  EXPECT_EQ(plan->tasks[1].entry, 0u);
+  EXPECT_EQ(plan->tasks[1].refs, (std::vector<uint32_t>{1}));
+  EXPECT_EQ(plan->tasks[1].bytes, 200u);
+}
+
+TEST(PlanBlock, RejectsEmptyTermsRangesAndSpans) {
+  {
+    Reconstruction r = ThreeTerms();
+    r.terms[1].chunk_end = r.terms[1].chunk_start;  // no chunks
+    EXPECT_EQ(PlanBlock(r, {0, 249}, 1 << 20).status().code(), Status::Code::kCorruption);
+  }
+  {
+    Reconstruction r = ThreeTerms();
+    r.terms[1].unpacked_length = 0;  // no bytes
+    EXPECT_EQ(PlanBlock(r, {0, 249}, 1 << 20).status().code(), Status::Code::kCorruption);
+  }
+  {
+    Reconstruction r = ThreeTerms();
+    r.xorbs[0].second[0].ranges[0].chunk_end = 0;  // a fetch range without chunks
+    EXPECT_EQ(PlanBlock(r, {0, 299}, 1 << 20).status().code(), Status::Code::kCorruption);
+  }
+  EXPECT_EQ(PlanBlock(ThreeTerms(), {5, 4}, 1 << 20).status().code(),
+            Status::Code::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace xet

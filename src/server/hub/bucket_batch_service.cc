@@ -1,23 +1,29 @@
-// HubService: POST /api/buckets/{ns}/{name}/batch. The body is parsed whole first (a body
-// that is not NDJSON objects applies nothing); operations that are invalid on their own, or
-// copy from a bucket the caller cannot read, fail alone; the rest go to the Index in one
-// transaction (Index::ApplyBucketBatch), which reports its own per-operation failures.
+#include "server/hub/bucket_batch_service.h"
+
 #include <map>
 #include <vector>
 
 #include "server/http_status.h"
 #include "server/hub/batch_request.h"
 #include "server/hub/bucket_json.h"
-#include "server/hub/hub_service.h"
 
 namespace xet {
 
-HttpResponse HubService::Batch(const HttpRequest& req, const RouteParams& params) {
-  auto caller = IdentifyBucketCaller(tokens_, req);
+BucketBatchService::BucketBatchService(size_t max_batch_ops, std::function<int64_t()> now_ms,
+                                       Index& index, const BucketGate& gate)
+    : max_batch_ops_(max_batch_ops), now_ms_(std::move(now_ms)), index_(index), gate_(gate) {}
+
+std::optional<HttpResponse> BucketBatchService::CheckBatch(const HttpRequest& head,
+                                                           const RouteParams& params) {
+  return gate_.CheckBucketWriter(head, params);
+}
+
+HttpResponse BucketBatchService::Batch(const HttpRequest& req, const RouteParams& params) {
+  auto caller = gate_.Caller(req);
   if (!caller.ok()) return ErrorResponse(caller.status());
-  auto bucket = WritableBucket(*caller, params);
+  auto bucket = gate_.WritableBucket(*caller, params);
   if (!bucket.ok()) return BucketErrorResponse(bucket.status());
-  auto lines = ParseBatchRequest(req.body, bucket->FullName(), config_.max_batch_ops);
+  auto lines = ParseBatchRequest(req.body, bucket->FullName(), max_batch_ops_);
   if (!lines.ok()) return ErrorResponse(lines.status());
 
   // Copies read their source bucket: the caller must be allowed to read it.
@@ -54,7 +60,7 @@ HttpResponse HubService::Batch(const HttpRequest& req, const RouteParams& params
 
   BucketBatchResult applied;
   if (!ops.empty()) {
-    auto result = index_.ApplyBucketBatch(bucket->ns, bucket->name, ops, NowMs());
+    auto result = index_.ApplyBucketBatch(bucket->ns, bucket->name, ops, now_ms_());
     if (!result.ok()) return BucketErrorResponse(result.status());
     if (result->ops.size() != ops.size()) {
       return ErrorResponse(Status::Internal("index answered for a different number of operations"));

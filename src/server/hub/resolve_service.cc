@@ -1,10 +1,5 @@
-// HubService: GET|HEAD /buckets/{ns}/{name}/resolve/{*path}. Every answer carries the Xet
-// headers (ETag, X-Xet-Hash, X-Linked-Size, X-Linked-ETag, Link rel="xet-auth" and
-// rel="xet-reconstruction-info"). With Accept: application/vnd.xet-fileinfo+json the body is
-// the small file-info document (Range is ignored: the JS client sends bytes=0-0 and reads
-// X-Linked-Size); otherwise the file's bytes, reconstructed on the server
-// (server/transfer/file_reader.h) and streamed under their exact Content-Length, with single-range
-// support.
+#include "server/hub/resolve_service.h"
+
 #include <stdexcept>
 #include <string>
 
@@ -12,7 +7,6 @@
 #include "protocol/byte_range.h"
 #include "server/http_status.h"
 #include "server/hub/bucket_json.h"
-#include "server/hub/hub_service.h"
 #include "server/hub/hub_urls.h"
 #include "server/transfer/file_reader.h"
 
@@ -56,10 +50,18 @@ HttpResponse EntryNotFound(std::string_view path) {
 
 }  // namespace
 
-HttpResponse HubService::Resolve(const HttpRequest& req, const RouteParams& params) {
-  auto caller = IdentifyBucketCaller(tokens_, req);
+ResolveService::ResolveService(size_t xorb_cache_bytes, Index& index, ObjectStore& objects,
+                               const BucketGate& gate, const PublicBaseUrl& public_url)
+    : index_(index),
+      objects_(objects),
+      gate_(gate),
+      public_url_(public_url),
+      xorb_cache_(index, xorb_cache_bytes) {}
+
+HttpResponse ResolveService::Resolve(const HttpRequest& req, const RouteParams& params) {
+  auto caller = gate_.Caller(req);
   if (!caller.ok()) return ErrorResponse(caller.status());
-  auto bucket = ReadableBucket(*caller, params);
+  auto bucket = gate_.ReadableBucket(*caller, params);
   if (!bucket.ok()) return BucketErrorResponse(bucket.status());
   const std::string& path = params.at("path");
   if (Status st = ValidateBucketPath(path); !st.ok()) return ErrorResponse(st);
@@ -67,7 +69,7 @@ HttpResponse HubService::Resolve(const HttpRequest& req, const RouteParams& para
   if (!entry.ok()) return BucketErrorResponse(entry.status());
   if (!*entry) return EntryNotFound(path);
 
-  const std::string public_url = PublicUrl();
+  const std::string public_url = public_url_.Get();
   const std::string hash = (*entry)->file_hash.ToHex();
   const std::string etag = "\"" + hash + "\"";
   const std::string refresh_url = XetReadTokenUrl(public_url, bucket->FullName());

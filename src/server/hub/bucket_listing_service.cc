@@ -1,19 +1,27 @@
-// HubService: listing a bucket (GET .../tree[/{prefix}], paginated with Link headers) and
-// looking up many paths at once (POST .../paths-info).
+#include "server/hub/bucket_listing_service.h"
+
 #include "protocol/bucket_path.h"
 #include "server/http_status.h"
 #include "server/hub/bucket_json.h"
 #include "server/hub/hub_query.h"
-#include "server/hub/hub_service.h"
 #include "server/hub/hub_urls.h"
 #include "server/request_bodies.h"
 
 namespace xet {
 
-HttpResponse HubService::Tree(const HttpRequest& req, const RouteParams& params) {
-  auto caller = IdentifyBucketCaller(tokens_, req);
+BucketListingService::BucketListingService(Limits limits, Index& index, const BucketGate& gate,
+                                           const PublicBaseUrl& public_url)
+    : limits_(limits), index_(index), gate_(gate), public_url_(public_url) {}
+
+std::optional<HttpResponse> BucketListingService::CheckPathsInfo(const HttpRequest& head,
+                                                                 const RouteParams& params) {
+  return gate_.CheckBucketReader(head, params);
+}
+
+HttpResponse BucketListingService::Tree(const HttpRequest& req, const RouteParams& params) {
+  auto caller = gate_.Caller(req);
   if (!caller.ok()) return ErrorResponse(caller.status());
-  auto bucket = ReadableBucket(*caller, params);
+  auto bucket = gate_.ReadableBucket(*caller, params);
   if (!bucket.ok()) return BucketErrorResponse(bucket.status());
   const auto raw_prefix = params.find("prefix");
   auto prefix = NormalizeBucketPrefix(raw_prefix == params.end() ? "" : raw_prefix->second);
@@ -21,7 +29,7 @@ HttpResponse HubService::Tree(const HttpRequest& req, const RouteParams& params)
   auto recursive = ParseBoolParam(req.QueryParam("recursive"), "recursive", false);
   if (!recursive.ok()) return ErrorResponse(recursive.status());
   auto limit =
-      ParsePageLimit(req.QueryParam("limit"), config_.tree_default_limit, config_.tree_max_limit);
+      ParsePageLimit(req.QueryParam("limit"), limits_.tree_default_limit, limits_.tree_max_limit);
   if (!limit.ok()) return ErrorResponse(limit.status());
   const std::string cursor = req.QueryParam("cursor").value_or("");
 
@@ -34,7 +42,7 @@ HttpResponse HubService::Tree(const HttpRequest& req, const RouteParams& params)
   }
   HttpResponse res = HttpResponse::Json(BucketTreePageJson(page->items));
   if (page->next_cursor) {
-    std::string url = BucketApiUrl(PublicUrl(), bucket->FullName()) + "/tree";
+    std::string url = BucketApiUrl(public_url_.Get(), bucket->FullName()) + "/tree";
     if (!prefix->empty()) url += "/" + PercentEncode(*prefix, /*keep_slash=*/true);
     url += std::string("?recursive=") + (*recursive ? "true" : "false") +
            "&limit=" + std::to_string(*limit) + "&cursor=" + PercentEncode(*page->next_cursor);
@@ -43,12 +51,12 @@ HttpResponse HubService::Tree(const HttpRequest& req, const RouteParams& params)
   return res;
 }
 
-HttpResponse HubService::PathsInfo(const HttpRequest& req, const RouteParams& params) {
-  auto caller = IdentifyBucketCaller(tokens_, req);
+HttpResponse BucketListingService::PathsInfo(const HttpRequest& req, const RouteParams& params) {
+  auto caller = gate_.Caller(req);
   if (!caller.ok()) return ErrorResponse(caller.status());
-  auto bucket = ReadableBucket(*caller, params);
+  auto bucket = gate_.ReadableBucket(*caller, params);
   if (!bucket.ok()) return BucketErrorResponse(bucket.status());
-  auto paths = ParsePathsInfoBody(req.body, config_.max_paths_info);
+  auto paths = ParsePathsInfoBody(req.body, limits_.max_paths_info);
   if (!paths.ok()) return ErrorResponse(paths.status());
   auto entries = index_.GetBucketEntries(bucket->ns, bucket->name, *paths);
   if (!entries.ok()) return BucketErrorResponse(entries.status());
