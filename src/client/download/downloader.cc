@@ -18,9 +18,11 @@
 #include "client/download/block_planner.h"
 #include "client/download/part_file.h"
 #include "common/buffer_pool.h"
+#include "common/first_error.h"
 #include "common/huge_pages.h"
 #include "common/side_thread.h"
 #include "common/uninitialized_buffer.h"
+#include "common/worker_group.h"
 #include "format/compression.h"
 #include "format/keyed_hash.h"
 #include "format/merkle.h"
@@ -296,18 +298,15 @@ class Transfer {
         part_(part),
         budget_(std::max<uint64_t>(1, options.max_bytes_in_flight)),
         max_task_bytes_(std::clamp<uint64_t>(
-            budget_ / (2 * std::max<size_t>(1, options.fetch_concurrency)), 1, kMaxTaskBytes)) {
-    const size_t n = std::max<size_t>(1, options.fetch_concurrency);
-    workers_.reserve(n);
-    for (size_t i = 0; i < n; ++i) workers_.emplace_back([this] { WorkerLoop(); });
-  }
+            budget_ / (2 * std::max<size_t>(1, options.fetch_concurrency)), 1, kMaxTaskBytes)),
+        workers_(std::max<size_t>(1, options.fetch_concurrency), [this] { WorkerLoop(); }) {}
   ~Transfer() {
     {
       std::lock_guard lock(mu_);
       closing_ = true;
     }
     cv_.notify_all();
-    for (auto& t : workers_) t.join();
+    workers_.Join();
   }
   Transfer(const Transfer&) = delete;
   Transfer& operator=(const Transfer&) = delete;
@@ -341,29 +340,25 @@ class Transfer {
 
   void Fail(Status st) {
     {
-      std::lock_guard lock(mu_);
-      if (error_.ok()) error_ = std::move(st);
-      failed_.store(true);
+      std::lock_guard lock(mu_);  // a waiter checks errors_ under mu_: no lost wake-up
+      errors_.Set(std::move(st));
     }
     cv_.notify_all();
   }
-  Status error() {
-    std::lock_guard lock(mu_);
-    return error_;
-  }
+  Status error() { return errors_.status(); }
 
   // Waits until `block` has no tasks left (or a task failed).
   bool WaitBlock(BlockState* block) {
     std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return block->tasks_left == 0 || !error_.ok(); });
-    return error_.ok();
+    cv_.wait(lock, [&] { return block->tasks_left == 0 || errors_.failed(); });
+    return !errors_.failed();
   }
   // Waits until some block finished (any), returns it (nullptr on failure).
   BlockState* WaitAnyBlock() {
     std::unique_lock lock(mu_);
     BlockState* done = nullptr;
     cv_.wait(lock, [&] {
-      if (!error_.ok()) return true;
+      if (errors_.failed()) return true;
       for (auto& b : blocks_) {
         if (b->tasks_left == 0) {
           done = b.get();
@@ -372,13 +367,13 @@ class Transfer {
       }
       return false;
     });
-    return error_.ok() ? done : nullptr;
+    return errors_.failed() ? nullptr : done;
   }
   // Waits until term `t` of `block` is ready (streaming).
   bool WaitTerm(BlockState* block, size_t t) {
     std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return block->term_ready[t] != 0 || !error_.ok(); });
-    return error_.ok();
+    cv_.wait(lock, [&] { return block->term_ready[t] != 0 || errors_.failed(); });
+    return !errors_.failed();
   }
   // Takes back a term's buffer once the sink is done with it (streaming).
   void RecycleTermBuffer(UninitializedBytes bytes) { term_buffers_.Give(std::move(bytes)); }
@@ -421,10 +416,10 @@ class Transfer {
         job = queue_.front();
         queue_.pop_front();
         ++running_;
-        if (error_.ok()) lease = LeaseBuffer(lock, Charge(*job.block, job.task));
+        if (!errors_.failed()) lease = LeaseBuffer(lock, Charge(*job.block, job.task));
       }
       std::vector<std::vector<uint8_t>> dropped;  // freed outside the lock
-      Status st = failed_.load() || !lease.held
+      Status st = errors_.failed() || !lease.held
                       ? Status::Ok()
                       : RunTask(*job.block, job.task, scratch, lease.buffer);
       // No write of this task may outlive it (a failed task skipped its Flush).
@@ -434,10 +429,7 @@ class Transfer {
         if (lease.held) ReturnBuffer(std::move(lease), dropped);
         --running_;
         --job.block->tasks_left;
-        if (!st.ok() && error_.ok()) {
-          error_ = std::move(st);
-          failed_.store(true);
-        }
+        errors_.Set(std::move(st));
       }
       cv_.notify_all();
     }
@@ -462,7 +454,7 @@ class Transfer {
     }
     std::vector<std::vector<uint8_t>> dropped;
     cv_.wait(lock, [&] {
-      if (!error_.ok()) return true;
+      if (errors_.failed()) return true;
       // The smallest free buffer that is large enough.
       auto best = free_.end();
       for (auto it = free_.begin(); it != free_.end(); ++it) {
@@ -512,7 +504,7 @@ class Transfer {
     if (lease.counted == 0 && lease.buffer.capacity() == 0) return;  // a streamed task
     --leased_;
     held_ = held_ - lease.counted + lease.buffer.capacity();
-    if (held_ > budget_ || failed_.load()) {
+    if (held_ > budget_ || errors_.failed()) {
       held_ -= lease.buffer.capacity();
       dropped.push_back(std::move(lease.buffer));
     } else {
@@ -575,7 +567,7 @@ class Transfer {
       Status fetched = cas_.FetchRanges(
           entry, first, last,
           [&](size_t r, std::span<const uint8_t> bytes) -> Status {
-            if (failed_.load()) return Status::Cancelled("download stopped");
+            if (errors_.failed()) return Status::Cancelled("download stopped");
             if (r < first || r > last) return Status::Internal("FetchRanges: unexpected range");
             const RangeRef& ref = b.plan.ranges[task.refs[r - task.first_range]];
             const FetchRange& fr = entry.ranges[ref.range];
@@ -660,7 +652,7 @@ class Transfer {
       return kXorbChunkHeaderSize + size_t{h.compressed_size};
     };
     const PieceSink decode = [&](std::span<const uint8_t> in) -> Status {
-      if (failed_.load()) return Status::Cancelled("download stopped");
+      if (errors_.failed()) return Status::Cancelled("download stopped");
       if (in.size() > range_bytes - consumed) {
         return Status::Corruption("fetched range longer than its " + std::to_string(range_bytes) +
                                   " bytes");
@@ -726,7 +718,7 @@ class Transfer {
           if (options_.stats) options_.stats->bytes_from_cache += reader->records_bytes();
           return Status::Ok();
         }
-        if (failed_.load()) return st;
+        if (errors_.failed()) return st;
         cache_->Erase(xorb, fr.chunk_start, fr.chunk_end);  // damaged: fetch instead
       }
     }
@@ -888,10 +880,9 @@ class Transfer {
   uint64_t held_ = 0;
   size_t leased_ = 0;
   bool closing_ = false;
-  Status error_;
-  std::atomic<bool> failed_{false};
+  FirstError errors_;  // set under mu_, so that waiters on cv_ see it
   std::vector<std::tuple<Hash, uint32_t, uint32_t>> cache_keys_;
-  std::vector<std::thread> workers_;  // last: started after everything above exists
+  WorkerGroup workers_;  // last: started after everything above exists
 };
 
 Status DownloadFileImpl(DownloadContext& d, const Hash& file_hash, uint64_t size,

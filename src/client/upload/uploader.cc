@@ -46,6 +46,8 @@
 #include "client/upload/shard_builder.h"
 #include "common/bounded_queue.h"
 #include "common/buffer_pool.h"
+#include "common/first_error.h"
+#include "common/worker_group.h"
 #include "format/chunker.h"
 #include "format/keyed_hash.h"
 #include "format/merkle.h"
@@ -72,26 +74,6 @@ uint64_t NowSeconds() {
                                    std::chrono::system_clock::now().time_since_epoch())
                                    .count());
 }
-
-// The first error of the session; later ones are dropped.
-class ErrorSlot {
- public:
-  void Set(Status s) {
-    std::lock_guard lock(mu_);
-    if (status_.ok()) status_ = std::move(s);
-    failed_.store(true, std::memory_order_release);
-  }
-  bool failed() const { return failed_.load(std::memory_order_acquire); }
-  Status status() const {
-    std::lock_guard lock(mu_);
-    return status_;
-  }
-
- private:
-  mutable std::mutex mu_;
-  Status status_;
-  std::atomic<bool> failed_{false};
-};
 
 // Bytes of sealed xorbs not yet landed, bounded.
 class ByteBudget {
@@ -195,7 +177,7 @@ class Session {
   std::span<const UploadItem> items_;
   DedupIndex index_;
   std::optional<LocalShardCache> cache_;
-  ErrorSlot error_;
+  FirstError error_;  // the session's first failure; every thread stops on it
   ByteBudget budget_;
   AdaptiveLimit limit_;
   BoundedQueue<SealedXorb> upload_queue_;
@@ -571,12 +553,11 @@ Result<std::vector<UploadedFile>> Session::Run() {
   chunk_helpers_ = (cores + hash_threads - 1) / hash_threads - 1;
   const size_t upload_threads = std::max<size_t>(1, options_.upload_concurrency);
 
-  std::vector<std::thread> uploaders, workers;
-  for (size_t i = 0; i < upload_threads; ++i) uploaders.emplace_back([this] { UploadLoop(); });
-  for (size_t i = 0; i < hash_threads; ++i) workers.emplace_back([this] { WorkerLoop(); });
-  for (auto& t : workers) t.join();
+  WorkerGroup uploaders(upload_threads, [this] { UploadLoop(); });
+  WorkerGroup workers(hash_threads, [this] { WorkerLoop(); });
+  workers.Join();
   upload_queue_.Close();
-  for (auto& t : uploaders) t.join();
+  uploaders.Join();
   global_->Stop();
 
   if (error_.failed()) return error_.status();
