@@ -4,17 +4,15 @@
 
 #include <gtest/gtest.h>
 
-#include <array>
 #include <vector>
+
+#include "format/keyed_hash.h"
 
 namespace xet {
 namespace {
 
-Hash H(uint8_t b) {
-  std::array<uint8_t, 32> a{};
-  a[0] = b;
-  return Hash::FromArray(a);
-}
+// A distinct hash per label.
+Hash H(uint8_t label) { return ChunkHash(std::vector<uint8_t>{label}); }
 
 TEST(BlockChunks, ListsTheChunksStartingInTheSpan) {
   // Span [100, 199]. Term 0 starts at file offset 60: chunks at 60 (out), 100, 150;
