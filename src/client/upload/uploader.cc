@@ -40,12 +40,15 @@
 #include "client/cache/local_shard_cache.h"
 #include "client/upload/adaptive_limit.h"
 #include "client/upload/block_chunker.h"
+#include "client/upload/block_cutter.h"
 #include "client/upload/block_reader.h"
 #include "client/upload/fragmentation.h"
 #include "client/upload/sha256_worker.h"
 #include "client/upload/shard_builder.h"
 #include "common/bounded_queue.h"
 #include "common/buffer_pool.h"
+#include "common/first_error.h"
+#include "common/worker_group.h"
 #include "format/chunker.h"
 #include "format/keyed_hash.h"
 #include "format/merkle.h"
@@ -72,26 +75,6 @@ uint64_t NowSeconds() {
                                    std::chrono::system_clock::now().time_since_epoch())
                                    .count());
 }
-
-// The first error of the session; later ones are dropped.
-class ErrorSlot {
- public:
-  void Set(Status s) {
-    std::lock_guard lock(mu_);
-    if (status_.ok()) status_ = std::move(s);
-    failed_.store(true, std::memory_order_release);
-  }
-  bool failed() const { return failed_.load(std::memory_order_acquire); }
-  Status status() const {
-    std::lock_guard lock(mu_);
-    return status_;
-  }
-
- private:
-  mutable std::mutex mu_;
-  Status status_;
-  std::atomic<bool> failed_{false};
-};
 
 // Bytes of sealed xorbs not yet landed, bounded.
 class ByteBudget {
@@ -182,7 +165,12 @@ class Session {
  private:
   struct Worker;
   void WorkerLoop();
+  struct FileProgress;
   Status ProcessFile(size_t i, Worker& w);
+  Status ReadAndCut(Worker& w, ByteSource& source, const std::string& name, FileProgress& f);
+  Status EmitChunk(Worker& w, FileProgress& f, std::span<const uint8_t> data, const Hash& hash);
+  Status ApplyVerdicts(Worker& w, std::span<const uint8_t> current);
+  Status PackChunk(Worker& w, const Hash& hash, uint64_t size, std::span<const uint8_t> data);
   void UploadLoop();
   Status Seal(Worker& w);
   bool Confirmed(uint32_t xorb);
@@ -195,7 +183,7 @@ class Session {
   std::span<const UploadItem> items_;
   DedupIndex index_;
   std::optional<LocalShardCache> cache_;
-  ErrorSlot error_;
+  FirstError error_;  // the session's first failure; every thread stops on it
   ByteBudget budget_;
   AdaptiveLimit limit_;
   BoundedQueue<SealedXorb> upload_queue_;
@@ -262,14 +250,15 @@ void GlobalDedup::Stop() {
 
 // Per-worker state, reused across the files the worker processes.
 struct Session::Worker {
-  explicit Worker(size_t chunk_helpers) : chunker(chunk_helpers) {}
+  Worker(size_t chunk_helpers, TransferStats* stats)
+      : chunker(chunk_helpers), cutter(chunker, stats) {}
 
   XorbBuilder builder;
   uint32_t builder_xorb = 0;  // session id of the xorb being packed (when not empty)
   BlockReader reader{kUploadReadBlock, kMaxChunkSize};
   Sha256Worker sha;      // after `reader`: destroyed (joined) while the blocks it reads live
   BlockChunker chunker;  // likewise
-  std::vector<BlockChunk> block_chunks;
+  BlockCutter cutter;    // uses `chunker`
   FragmentationFilter filter;
   std::vector<FragmentationFilter::Verdict> verdicts;
   struct Pending {
@@ -281,6 +270,13 @@ struct Session::Worker {
   std::deque<Pending> pending;
   FileInfoBuilder file;
   uint64_t idle_bytes = 0;  // input referenced (not packed) since the builder last grew
+};
+
+// What ProcessFile learns of the file it reads.
+struct Session::FileProgress {
+  std::vector<ChunkInfo> chunks;  // every chunk, in order (the file hash)
+  uint64_t size = 0;
+  uint64_t now = 0;  // unix seconds at the file's start, for dedup index lookups
 };
 
 // Whether a shard of this session may reference `xorb`: asks the server once for a xorb
@@ -324,78 +320,83 @@ Status Session::Seal(Worker& w) {
   return Status::Ok();
 }
 
-Status Session::ProcessFile(size_t item_index, Worker& w) {
-  const UploadItem& item = items_[item_index];
-  auto opened = item.open();
-  if (!opened.ok()) return opened.status().WithContext(item.name);
-  ByteSource& source = **opened;
+// Adds a new chunk to the worker's xorb (sealing a full one first) and to the index.
+Status Session::PackChunk(Worker& w, const Hash& hash, uint64_t size,
+                          std::span<const uint8_t> data) {
+  if (!w.builder.CanAdd(data.size())) XET_RETURN_IF_ERROR(Seal(w));
+  if (w.builder.empty()) {
+    w.builder_xorb = index_.NewSessionXorb();
+    w.builder.UseBuffer(xorb_buffers_.Take(kXorbMaxSize));
+  }
+  XET_RETURN_IF_ERROR(w.builder.Add(data, hash));
+  const ChunkLocation loc{w.builder_xorb, static_cast<uint32_t>(w.builder.num_chunks() - 1)};
+  index_.Insert(hash, loc, size);
+  w.file.AddChunk(loc.xorb, loc.index, hash, size);
+  w.idle_bytes = 0;
+  return Status::Ok();
+}
 
-  Sha256Worker& sha = w.sha;
-  sha.Reset();  // a file that failed halfway may have left a partial stream
-  std::vector<ChunkInfo> chunks;
-  uint64_t size = 0;
-  const uint64_t now = NowSeconds();
-
-  // Applies the filter's verdicts to the oldest pending chunks; `current` is the data of
-  // the newest pending chunk while it is still in the read buffer.
-  auto apply = [&](std::span<const uint8_t> current) -> Status {
-    for (const auto& v : w.verdicts) {
-      for (size_t k = 0; k < v.count; ++k) {
-        Worker::Pending& p = w.pending.front();
-        if (v.reference) {
-          w.file.AddChunk(p.loc->xorb, p.loc->index, p.hash, p.size);
-          if (stats()) stats()->bytes_deduped += p.size;
-          w.idle_bytes += p.size;
-        } else {
-          std::span<const uint8_t> data = (w.pending.size() == 1 && p.data.empty())
-                                              ? current
-                                              : std::span<const uint8_t>(p.data);
-          if (!w.builder.CanAdd(data.size())) XET_RETURN_IF_ERROR(Seal(w));
-          if (w.builder.empty()) {
-            w.builder_xorb = index_.NewSessionXorb();
-            w.builder.UseBuffer(xorb_buffers_.Take(kXorbMaxSize));
-          }
-          XET_RETURN_IF_ERROR(w.builder.Add(data, p.hash));
-          const ChunkLocation loc{w.builder_xorb,
-                                  static_cast<uint32_t>(w.builder.num_chunks() - 1)};
-          index_.Insert(p.hash, loc, p.size);
-          w.file.AddChunk(loc.xorb, loc.index, p.hash, p.size);
-          w.idle_bytes = 0;
-        }
-        w.pending.pop_front();
+// Applies the filter's verdicts to the oldest pending chunks; `current` is the data of
+// the newest pending chunk while it is still in the read buffer.
+Status Session::ApplyVerdicts(Worker& w, std::span<const uint8_t> current) {
+  for (const auto& v : w.verdicts) {
+    for (size_t k = 0; k < v.count; ++k) {
+      Worker::Pending& p = w.pending.front();
+      if (v.reference) {
+        w.file.AddChunk(p.loc->xorb, p.loc->index, p.hash, p.size);
+        if (stats()) stats()->bytes_deduped += p.size;
+        w.idle_bytes += p.size;
+      } else {
+        std::span<const uint8_t> data =
+            (w.pending.size() == 1 && p.data.empty()) ? current : std::span<const uint8_t>(p.data);
+        XET_RETURN_IF_ERROR(PackChunk(w, p.hash, p.size, data));
       }
+      w.pending.pop_front();
     }
-    w.verdicts.clear();
-    if (w.idle_bytes >= kIdleSealBytes && !w.builder.empty()) XET_RETURN_IF_ERROR(Seal(w));
-    // The newest chunk stays undecided: keep a copy of its bytes.
-    if (!w.pending.empty() && w.pending.back().data.empty() && !current.empty()) {
-      w.pending.back().data.assign(current.begin(), current.end());
-    }
-    return Status::Ok();
-  };
+  }
+  w.verdicts.clear();
+  if (w.idle_bytes >= kIdleSealBytes && !w.builder.empty()) XET_RETURN_IF_ERROR(Seal(w));
+  // The newest chunk stays undecided: keep a copy of its bytes.
+  if (!w.pending.empty() && w.pending.back().data.empty() && !current.empty()) {
+    w.pending.back().data.assign(current.begin(), current.end());
+  }
+  return Status::Ok();
+}
 
+// The next chunk of the file: where it already is (session, local shard cache, global
+// dedup), then the fragmentation filter's say on the chunks so far.
+Status Session::EmitChunk(Worker& w, FileProgress& f, std::span<const uint8_t> data,
+                          const Hash& hash) {
+  const bool first = f.chunks.empty();
+  f.chunks.push_back({hash, data.size()});
+  auto loc = FindUsable(hash, f.now);
+  if (!loc && options_.global_dedup) {
+    if (first) {
+      global_->QueryNow(hash);
+      loc = FindUsable(hash, NowSeconds());
+    } else if (IsGlobalDedupEligible(hash)) {
+      global_->Enqueue(hash);
+    }
+  }
+  w.pending.push_back({hash, data.size(), loc, {}});
+  w.filter.Push(loc.has_value(), data.size(), &w.verdicts);
+  return ApplyVerdicts(w, data);
+}
+
+// Reads `source` block by block, digests it (compute_sha256) and cuts it into chunks
+// (BlockCutter), each emitted in order.
+Status Session::ReadAndCut(Worker& w, ByteSource& source, const std::string& name,
+                           FileProgress& f) {
   // The chunk the dedup index expects next (the one that followed the last emitted chunk
   // in an earlier upload): an unchanged run is then checked chunk by chunk (hash and cut)
   // instead of scanned for boundaries.
-  std::optional<ChunkInfo> predicted;
-  auto emit = [&](std::span<const uint8_t> data, const Hash& hash) -> Status {
-    predicted = index_.FollowingChunk(hash);
-    const bool first = chunks.empty();
-    chunks.push_back({hash, data.size()});
-    auto loc = FindUsable(hash, now);
-    if (!loc && options_.global_dedup) {
-      if (first) {
-        global_->QueryNow(hash);
-        loc = FindUsable(hash, NowSeconds());
-      } else if (IsGlobalDedupEligible(hash)) {
-        global_->Enqueue(hash);
-      }
-    }
-    w.pending.push_back({hash, data.size(), loc, {}});
-    w.filter.Push(loc.has_value(), data.size(), &w.verdicts);
-    return apply(data);
+  const BlockCutter::PredictFn predict = [this](const Hash& hash) {
+    return index_.FollowingChunk(hash);
   };
-
+  const BlockCutter::EmitFn emit = [&](std::span<const uint8_t> data, const Hash& hash) {
+    return EmitChunk(w, f, data, hash);
+  };
+  w.cutter.Reset();
   w.reader.Start(&source);
   // Waits for a read ahead still in flight when this returns early, before `source` goes.
   struct StopReading {
@@ -412,85 +413,54 @@ Status Session::ProcessFile(size_t item_index, Worker& w) {
     if (error_.failed()) return Status::Cancelled("upload cancelled");
     // A full block (unless the file ends in it), so that it splits across the helpers.
     auto view = w.reader.Next(carry, read_ahead);
-    if (!view.ok()) return view.status().WithContext(item.name);
+    if (!view.ok()) return view.status().WithContext(name);
     end = view->end;
-    const uint8_t* const buf = view->all.data();
-    const size_t len = view->all.size();
     const std::span<const uint8_t> fresh = view->fresh;
     if (options_.compute_sha256 && !fresh.empty()) {
       // A large block is digested on the SHA-256 thread while this one chunks it.
       if (fresh.size() >= kSha256OffloadBytes) {
-        sha.Update(fresh);
+        w.sha.Update(fresh);
       } else {
-        sha.UpdateHere(fresh);
+        w.sha.UpdateHere(fresh);
       }
     }
-    size += fresh.size();
+    f.size += fresh.size();
     if (stats()) stats()->bytes_done += fresh.size();
-    // Chunk boundaries. A predicted chunk starts where the last chunk ended (a true
-    // boundary) and its bytes equal a chunk a compliant chunker cut (same hash), so it
-    // holds no cut; if it also ends on a cut (EndsOnChunkerCut), it is exactly the chunk
-    // that scanning from here would give. On a miss one chunk is scanned; if the index
-    // knows what followed that chunk, predicting resumes, otherwise (new data) the rest of
-    // the block is chunked across the helpers.
-    // A chunk that runs past the bytes read so far ends the loop: the unconsumed bytes are
+    // A chunk that runs past the bytes read so far ends the cut: the unconsumed bytes are
     // carried into the next view.
-    size_t consumed = 0;
-    size_t predicted_bytes = 0;
-    bool scan_rest = false;
-    while (consumed < len) {
-      const std::span<const uint8_t> rest(buf + consumed, len - consumed);
-      if (predicted && predicted->size >= kMinChunkSize && predicted->size <= kMaxChunkSize) {
-        const ChunkInfo next = *predicted;
-        if (next.size > rest.size() && !end) break;
-        if (next.size <= rest.size()) {
-          const std::span<const uint8_t> data = rest.first(next.size);
-          if (EndsOnChunkerCut(data) && ChunkHash(data) == next.hash) {
-            XET_RETURN_IF_ERROR(emit(data, next.hash));  // predicts the chunk after it
-            consumed += next.size;
-            predicted_bytes += next.size;
-            if (stats()) stats()->bytes_predicted += next.size;
-            continue;
-          }
-        }
-      }
-      Chunker one;
-      size_t n = one.NextBoundary(rest);
-      if (n == 0 && !end) break;
-      if (n == 0) n = rest.size();  // the file's last chunk
-      XET_RETURN_IF_ERROR(emit(rest.first(n), ChunkHash(rest.first(n))));
-      consumed += n;
-      if (!predicted) {
-        scan_rest = true;
-        break;
-      }
-    }
-    if (scan_rest && consumed < len) {
-      const size_t from = consumed;
-      w.chunker.Chunk({buf + from, len - from}, end, &w.block_chunks);
-      for (const BlockChunk& c : w.block_chunks) {
-        XET_RETURN_IF_ERROR(emit({buf + from + c.offset, c.size}, c.hash));
-        consumed = from + c.offset + c.size;
-      }
-    }
-    sha.Wait();  // the next view reuses this block's buffer
-    carry = view->all.subspan(consumed);
-    read_ahead = predicted_bytes * 2 >= view->all.size();
+    XET_ASSIGN_OR_RETURN(const BlockCutter::Cut cut,
+                         w.cutter.CutBlock(view->all, end, predict, emit));
+    w.sha.Wait();  // the next view reuses this block's buffer
+    carry = view->all.subspan(cut.consumed);
+    read_ahead = cut.predicted_bytes * 2 >= view->all.size();
   }
-  w.filter.Finish(&w.verdicts);
-  XET_RETURN_IF_ERROR(apply({}));
+  return Status::Ok();
+}
 
-  const Hash file_hash = FileHash(chunks);
+Status Session::ProcessFile(size_t item_index, Worker& w) {
+  const UploadItem& item = items_[item_index];
+  auto opened = item.open();
+  if (!opened.ok()) return opened.status().WithContext(item.name);
+  ByteSource& source = **opened;
+
+  w.sha.Reset();  // a file that failed halfway may have left a partial stream
+  FileProgress f;
+  f.now = NowSeconds();
+  XET_RETURN_IF_ERROR(ReadAndCut(w, source, item.name, f));
+  w.filter.Finish(&w.verdicts);
+  XET_RETURN_IF_ERROR(ApplyVerdicts(w, {}));
+
+  const Hash file_hash = FileHash(f.chunks);
   std::optional<Sha256Digest> digest;
-  if (options_.compute_sha256) digest = sha.Finish();
+  if (options_.compute_sha256) digest = w.sha.Finish();
   files_[item_index] = w.file.Finish(file_hash, digest);
-  results_[item_index] = UploadedFile{file_hash, size, digest.value_or(Sha256Digest{})};
+  results_[item_index] = UploadedFile{file_hash, f.size, digest.value_or(Sha256Digest{})};
   if (stats()) stats()->files_done += 1;
   return Status::Ok();
 }
 
 void Session::WorkerLoop() {
-  Worker w(chunk_helpers_);
+  Worker w(chunk_helpers_, stats());
   while (!error_.failed()) {
     const size_t i = next_item_.fetch_add(1);
     if (i >= items_.size()) break;
@@ -571,12 +541,11 @@ Result<std::vector<UploadedFile>> Session::Run() {
   chunk_helpers_ = (cores + hash_threads - 1) / hash_threads - 1;
   const size_t upload_threads = std::max<size_t>(1, options_.upload_concurrency);
 
-  std::vector<std::thread> uploaders, workers;
-  for (size_t i = 0; i < upload_threads; ++i) uploaders.emplace_back([this] { UploadLoop(); });
-  for (size_t i = 0; i < hash_threads; ++i) workers.emplace_back([this] { WorkerLoop(); });
-  for (auto& t : workers) t.join();
+  WorkerGroup uploaders(upload_threads, [this] { UploadLoop(); });
+  WorkerGroup workers(hash_threads, [this] { WorkerLoop(); });
+  workers.Join();
   upload_queue_.Close();
-  for (auto& t : uploaders) t.join();
+  uploaders.Join();
   global_->Stop();
 
   if (error_.failed()) return error_.status();
