@@ -13,7 +13,7 @@ namespace xet::cli {
 namespace {
 
 // Sent by the destructor to the watcher thread alone, so that it returns at once instead of
-// at its next poll (a command's exit used to wait up to 50 ms for it).
+// at its next poll, which every command's exit would otherwise wait for.
 int WakeSignal() { return SIGRTMIN; }
 
 sigset_t WatchedSignals() {

@@ -131,8 +131,8 @@ int RunServe(const NodeConfig& config) {
   ShareMallocArenas();
   ShutdownSignals signals;  // before any thread starts
   // Large buffers (request bodies as they grow, answers) come from their own mappings and go
-  // back to the system when freed: measured with a 400 MB upload, RSS after it stays at
-  // ~20 MiB instead of ~145 MiB, and its peak halves (docs/SERVER.md "Memory").
+  // back to the system when freed, so RSS returns near idle after a large upload and its
+  // peak is lower (docs/SERVER.md "Memory" has the measurement).
   FixMmapThreshold(kMmapThresholdBytes);
   if (auto files = RaiseOpenFileLimit(); !files.ok()) {
     std::fprintf(stderr, "xetstore: warning: %s\n", files.status().ToString().c_str());

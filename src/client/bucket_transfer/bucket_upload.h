@@ -29,7 +29,7 @@ struct BucketUploadOptions {
   // Also compute each file's SHA-256 and record it in the shard's metadata extension (the
   // server keeps it with the file). Off by default, as in the Hub's own bucket clients:
   // buckets identify files by their Xet hash, and SHA-256 is one sequential pass over
-  // every byte that cannot be split across cores (docs/BENCHMARKS.md).
+  // every byte that cannot be split across cores.
   bool record_sha256 = false;
 };
 

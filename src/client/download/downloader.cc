@@ -23,9 +23,8 @@ constexpr size_t kBlockWindow = 2;
 // Streaming (DownloadRange) plans in smaller blocks, kStreamWindow of them ahead of the
 // sink: their decoded bytes wait in memory until the sink takes them. Small blocks keep
 // that memory small, and in a fresh process every new page costs a fault and zeroing (in
-// this project's VMs more than hashing the bytes). 200 MB to /dev/null from a warm server,
-// 8 runs alternated: 32 MiB x 2 median 124 ms (109-194, RSS 116 MB), 16 MiB x 4 119 ms,
-// 8 MiB x 4 112 ms (107-132, RSS 60 MB) (docs/BENCHMARKS.md).
+// a VM more than hashing the bytes); 8 MiB x 4 was the fastest and smallest setting
+// measured (docs/bench-log/client.md).
 constexpr uint64_t kStreamBlockBytes = 8ull << 20;
 constexpr uint64_t kMinStreamBlockBytes = 1ull << 20;
 
@@ -84,9 +83,9 @@ Status DownloadFileImpl(DownloadContext& d, const Hash& file_hash, uint64_t size
         DownloadBlock* done = transfer.WaitAnyBlock();
         if (done == nullptr) break;
         // Each completed block is made durable for resume while the workers go on with the
-        // next: the flush also keeps the data still to be flushed by Commit small (on this
-        // project's VM a flush costs ~0.1 s per 256 MiB written since the last one). The
-        // block that completes the file is made durable by Commit, with the rest.
+        // next: the flush also keeps the data still to be flushed by Commit small (a flush
+        // costs in proportion to what was written since the last one). The block that
+        // completes the file is made durable by Commit, with the rest.
         part->RecordDone(done->index, BlockChunks(*done));
         const bool completes = next == blocks.size() && transfer.blocks_in_flight() == 1;
         Status st = completes ? Status::Ok() : part->Checkpoint();

@@ -52,8 +52,8 @@ namespace xet {
 // every buffer when the call returns.
 struct DownloadOptions {
   // Fetches in flight, each decoded, hashed and written by its own worker thread. 0 = two
-  // per core, 4 to 16: on this project's 2-core machine 4 downloads a 1 GB file from a
-  // loopback server ~15 % faster than 8 (docs/BENCHMARKS.md); more only adds switching.
+  // per core, 4 to 16: more workers than that share the cores with the server and only add
+  // switching (measured in docs/bench-log/client.md).
   size_t fetch_concurrency = 0;
   uint64_t max_bytes_in_flight = 256ull << 20;  // buffered answer bytes at once, see above
   uint64_t block_bytes = 256ull << 20;          // reconstruction planning granularity

@@ -9,8 +9,8 @@
 namespace xet {
 
 // Two buffers: a full one is written on the writer's own thread while the worker fills
-// the other, so the worker does not wait for the disk (it blocked ~0.27 s per GB in pwrite
-// before). O_DIRECT for whole pages: in this guest filling fresh page-cache pages cost more
+// the other, so the worker does not wait for the disk (with one buffer it blocked in
+// pwrite). O_DIRECT for whole pages: in this guest filling fresh page-cache pages cost more
 // than everything else together.
 StagedWriter::StagedWriter()
     : staging_{PageAlignedBuffer(kStagingBytes), PageAlignedBuffer(kStagingBytes)} {}

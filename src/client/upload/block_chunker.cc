@@ -41,8 +41,7 @@ void BlockChunker::Chunk(std::span<const uint8_t> block, bool end_of_stream,
   const size_t len = block.size();
   const size_t parts = std::clamp<size_t>(len / kMinSegmentBytes, 1, segments_.size());
   // Equal segments. Shortening the calling thread's (which also reads the blocks and
-  // consumes the chunks) by an eighth or a quarter measured slower in the uploader
-  // (docs/BENCHMARKS.md).
+  // consumes the chunks) measured slower in the uploader (docs/bench-log/client.md).
   const size_t step = len / parts;
   auto start_of = [&](size_t k) { return k * step; };
   auto stop_of = [&](size_t k) { return k + 1 < parts ? start_of(k + 1) : len; };

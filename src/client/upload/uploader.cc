@@ -407,7 +407,7 @@ Status Session::ReadAndCut(Worker& w, ByteSource& source, const std::string& nam
   bool end = false;
   // Read ahead only while blocks are mostly predicted: predicting leaves the helpers idle,
   // while chunking keeps every core busy and a reading thread would only compete with it
-  // (fresh 200 MB uploads: 0.48 s median without, 0.70 s with reading ahead).
+  // (it made fresh uploads slower; docs/bench-log/client.md).
   bool read_ahead = false;
   while (!end) {
     if (error_.failed()) return Status::Cancelled("upload cancelled");
