@@ -2,11 +2,11 @@
 // connect pipeline stages with bounded memory.
 #pragma once
 
-#include <condition_variable>
 #include <cstddef>
 #include <deque>
-#include <mutex>
 #include <optional>
+
+#include "common/mutex.h"
 
 namespace xet {
 
@@ -17,39 +17,39 @@ class BoundedQueue {
 
   // Blocks while full. Returns false (dropping `item`) once the queue is closed.
   bool Push(T item) {
-    std::unique_lock lock(mu_);
-    not_full_.wait(lock, [&] { return closed_ || items_.size() < capacity_; });
+    MutexLock lock(mu_);
+    while (!closed_ && items_.size() >= capacity_) not_full_.Wait(mu_);
     if (closed_) return false;
     items_.push_back(std::move(item));
-    not_empty_.notify_one();
+    not_empty_.NotifyOne();
     return true;
   }
 
   // Blocks while empty and open. Returns nullopt once closed and drained.
   std::optional<T> Pop() {
-    std::unique_lock lock(mu_);
-    not_empty_.wait(lock, [&] { return closed_ || !items_.empty(); });
+    MutexLock lock(mu_);
+    while (!closed_ && items_.empty()) not_empty_.Wait(mu_);
     if (items_.empty()) return std::nullopt;
     T item = std::move(items_.front());
     items_.pop_front();
-    not_full_.notify_one();
+    not_full_.NotifyOne();
     return item;
   }
 
   // After Close, Push fails and Pop drains what is left, then returns nullopt.
   void Close() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     closed_ = true;
-    not_empty_.notify_all();
-    not_full_.notify_all();
+    not_empty_.NotifyAll();
+    not_full_.NotifyAll();
   }
 
  private:
   const size_t capacity_;
-  std::mutex mu_;
-  std::condition_variable not_full_, not_empty_;
-  std::deque<T> items_;
-  bool closed_ = false;
+  Mutex mu_;
+  CondVar not_full_, not_empty_;
+  std::deque<T> items_ GUARDED_BY(mu_);
+  bool closed_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace xet

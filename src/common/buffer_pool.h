@@ -10,12 +10,12 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common/huge_pages.h"
+#include "common/mutex.h"
 
 namespace xet {
 
@@ -32,7 +32,7 @@ class BasicBufferPool {
   Buffer Take(size_t capacity) {
     Buffer buffer;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (!free_.empty()) {
         buffer = std::move(free_.back());
         free_.pop_back();
@@ -49,7 +49,7 @@ class BasicBufferPool {
   // A pooled buffer (empty, with whatever capacity it had) if there is one, else an empty
   // default-constructed buffer: never allocates.
   Buffer TakePooled() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (free_.empty()) return Buffer();
     Buffer buffer = std::move(free_.back());
     free_.pop_back();
@@ -62,7 +62,7 @@ class BasicBufferPool {
   void Give(Buffer buffer) {
     if (buffer.capacity() == 0) return;
     buffer.clear();
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (free_.size() < max_buffers_) {
       pooled_bytes_ += buffer.capacity();
       free_.push_back(std::move(buffer));
@@ -73,27 +73,27 @@ class BasicBufferPool {
   void Clear() {
     std::vector<Buffer> freed;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       freed.swap(free_);
       pooled_bytes_ = 0;
     }
   }
 
   size_t pooled() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return free_.size();
   }
   // The capacity of the pooled buffers, in bytes.
   size_t pooled_bytes() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return pooled_bytes_;
   }
 
  private:
   const size_t max_buffers_;
-  mutable std::mutex mu_;
-  std::vector<Buffer> free_;
-  size_t pooled_bytes_ = 0;
+  mutable Mutex mu_;
+  std::vector<Buffer> free_ GUARDED_BY(mu_);
+  size_t pooled_bytes_ GUARDED_BY(mu_) = 0;
 };
 
 using BufferPool = BasicBufferPool<std::vector<uint8_t>>;

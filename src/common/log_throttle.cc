@@ -10,7 +10,7 @@ LogThrottle::LogThrottle(std::chrono::steady_clock::duration interval, Clock clo
 
 std::optional<uint64_t> LogThrottle::Admit(std::string_view key) {
   const auto now = clock_();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto [it, inserted] = keys_.try_emplace(std::string(key));
   KeyState& state = it->second;
   if (!inserted && now - state.last_logged < interval_) {

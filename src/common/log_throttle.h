@@ -6,11 +6,12 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+
+#include "common/mutex.h"
 
 namespace xet {
 
@@ -35,8 +36,8 @@ class LogThrottle {
 
   const std::chrono::steady_clock::duration interval_;
   const Clock clock_;
-  std::mutex mu_;
-  std::unordered_map<std::string, KeyState> keys_;  // guarded by mu_; a few fixed keys
+  Mutex mu_;
+  std::unordered_map<std::string, KeyState> keys_ GUARDED_BY(mu_);  // a few fixed keys
 };
 
 }  // namespace xet

@@ -9,36 +9,37 @@ SideThread::SideThread() : thread_([this] { Run(); }) {}
 SideThread::~SideThread() {
   Wait();
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   thread_.join();
 }
 
 void SideThread::Start(std::function<void()> task) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     task_ = std::move(task);
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 void SideThread::Wait() {
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, [&] { return !task_; });
+  MutexLock lock(mu_);
+  while (task_) cv_.Wait(mu_);
 }
 
 void SideThread::Run() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   while (true) {
-    cv_.wait(lock, [&] { return stop_ || task_; });
+    while (!stop_ && !task_) cv_.Wait(mu_);
     if (stop_) return;
-    lock.unlock();
-    task_();  // only this thread touches task_ until it is reset below
-    lock.lock();
+    {
+      MutexUnlock unlocked(mu_);
+      CallTaskUnlocked();
+    }
     task_ = nullptr;
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
 }
 

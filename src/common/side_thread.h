@@ -7,10 +7,10 @@
 // destructor waits for a started task.
 #pragma once
 
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <thread>
+
+#include "common/mutex.h"
 
 namespace xet {
 
@@ -26,11 +26,14 @@ class SideThread {
 
  private:
   void Run();
+  // Calls task_ with mu_ released, which is safe: until Run resets task_, no other thread
+  // touches it (Start requires idle).
+  void CallTaskUnlocked() NO_THREAD_SAFETY_ANALYSIS { task_(); }
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::function<void()> task_;  // set while a task is pending or running
-  bool stop_ = false;
+  Mutex mu_;
+  CondVar cv_;
+  std::function<void()> task_ GUARDED_BY(mu_);  // set while a task is pending or running
+  bool stop_ GUARDED_BY(mu_) = false;
   std::thread thread_;  // last: started once the members above exist
 };
 

@@ -217,7 +217,7 @@ Admission ServerShared::Admit(const std::string& address) {
   // the last one, and the destructor takes the lock (ReleaseSlot, Unregister).
   std::vector<std::shared_ptr<HttpConnection>> looked_at;
   std::shared_ptr<HttpConnection> shed;
-  std::lock_guard lock(mu);
+  MutexLock lock(mu);
   const ServerLimits& limits = options.limits;
   size_t& from_address = per_address[address];
   if (limits.max_connections_per_address != 0 &&
@@ -251,7 +251,7 @@ Admission ServerShared::Admit(const std::string& address) {
 }
 
 void ServerShared::ReleaseSlot(const std::string& address) {
-  std::lock_guard lock(mu);
+  MutexLock lock(mu);
   active.fetch_sub(1);
   auto it = per_address.find(address);
   if (it != per_address.end() && --it->second == 0) per_address.erase(it);
@@ -260,7 +260,7 @@ void ServerShared::ReleaseSlot(const std::string& address) {
 bool ServerShared::Busy() const { return active.load() * 4 >= options.limits.max_connections * 3; }
 
 uint64_t ServerShared::Register(const std::shared_ptr<HttpConnection>& connection) {
-  std::lock_guard lock(mu);
+  MutexLock lock(mu);
   uint64_t id = ++next_id;
   connections.emplace(id, connection);
   open_connections.Add(1);
@@ -269,11 +269,11 @@ uint64_t ServerShared::Register(const std::shared_ptr<HttpConnection>& connectio
 
 void ServerShared::Unregister(uint64_t id) {
   {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     connections.erase(id);
     open_connections.Add(-1);
   }
-  cv.notify_all();
+  cv.NotifyAll();
 }
 
 void ServerShared::RecordRequest(const AccessLogEntry& entry) {

@@ -13,18 +13,17 @@
 #include <boost/beast/http/serializer.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <future>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "common/buffer_pool.h"
+#include "common/mutex.h"
 #include "http/body_budget.h"
 #include "http/http_server.h"
 #include "http/message.h"
@@ -81,12 +80,12 @@ struct ServerShared {
   std::atomic<size_t> active{0};      // connections counted against max_connections
 
   // Every live connection (rejected ones included), for Stop(), oldest first (ids grow).
-  std::mutex mu;
-  std::condition_variable cv;  // notified when a connection goes away
-  std::map<uint64_t, std::weak_ptr<HttpConnection>> connections;
-  // Admitted connections per client address (guarded by mu).
-  std::unordered_map<std::string, size_t> per_address;
-  uint64_t next_id = 0;
+  Mutex mu;
+  CondVar cv;  // notified when a connection goes away
+  std::map<uint64_t, std::weak_ptr<HttpConnection>> connections GUARDED_BY(mu);
+  // Admitted connections per client address.
+  std::unordered_map<std::string, size_t> per_address GUARDED_BY(mu);
+  uint64_t next_id GUARDED_BY(mu) = 0;
 
   // Decides whether a new connection from `address` (an IP, no port) is served, shedding
   // the oldest connection with no request in progress when the server is full. An admitted

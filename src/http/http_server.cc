@@ -75,9 +75,9 @@ class HttpServer::Impl {
 
   void Stop() {
     {
-      std::unique_lock lock(stop_mu_);
+      MutexLock lock(stop_mu_);
       if (stop_started_) {
-        stop_cv_.wait(lock, [this] { return stop_done_; });
+        while (!stop_done_) stop_cv_.Wait(stop_mu_);
         return;
       }
       stop_started_ = true;
@@ -101,17 +101,12 @@ class HttpServer::Impl {
     // 2. Idle connections close now; busy ones after their response.
     ForEachConnection([](HttpConnection& c) { c.BeginShutdown(); });
     auto deadline = std::chrono::steady_clock::now() + shared_.options.limits.shutdown_deadline;
-    {
-      std::unique_lock lock(shared_.mu);
-      shared_.cv.wait_until(lock, deadline, [this] { return shared_.connections.empty(); });
-    }
+    WaitForConnectionsClosed(deadline);
     // 3. Past the deadline: cut whatever remains.
     if (!AllClosed()) {
       shared_.aborted = true;
       ForEachConnection([](HttpConnection& c) { c.ForceClose(); });
-      std::unique_lock lock(shared_.mu);
-      shared_.cv.wait_for(lock, std::chrono::seconds(1),
-                          [this] { return shared_.connections.empty(); });
+      WaitForConnectionsClosed(std::chrono::steady_clock::now() + std::chrono::seconds(1));
     }
     // 4. Handlers still running finish (they cannot be interrupted); then I/O stops.
     shared_.workers.join();
@@ -119,15 +114,15 @@ class HttpServer::Impl {
     io_.stop();
     for (std::thread& t : threads_) t.join();
     {
-      std::lock_guard lock(stop_mu_);
+      MutexLock lock(stop_mu_);
       stop_done_ = true;
     }
-    stop_cv_.notify_all();
+    stop_cv_.NotifyAll();
   }
 
   void Wait() {
-    std::unique_lock lock(stop_mu_);
-    stop_cv_.wait(lock, [this] { return stop_done_; });
+    MutexLock lock(stop_mu_);
+    while (!stop_done_) stop_cv_.Wait(stop_mu_);
   }
 
   uint16_t port() const { return port_; }
@@ -184,7 +179,7 @@ class HttpServer::Impl {
   void ForEachConnection(F f) {
     std::vector<std::shared_ptr<HttpConnection>> live;
     {
-      std::lock_guard lock(shared_.mu);
+      MutexLock lock(shared_.mu);
       for (auto& [id, weak] : shared_.connections) {
         if (auto c = weak.lock()) live.push_back(std::move(c));
       }
@@ -193,8 +188,16 @@ class HttpServer::Impl {
   }
 
   bool AllClosed() {
-    std::lock_guard lock(shared_.mu);
+    MutexLock lock(shared_.mu);
     return shared_.connections.empty();
+  }
+
+  // Returns once every connection is gone or `deadline` has passed.
+  void WaitForConnectionsClosed(std::chrono::steady_clock::time_point deadline) {
+    MutexLock lock(shared_.mu);
+    while (!shared_.connections.empty()) {
+      if (shared_.cv.WaitUntil(shared_.mu, deadline) == std::cv_status::timeout) return;
+    }
   }
 
   // Declaration order matters: destruction runs bottom-up, so the I/O context (and the
@@ -210,10 +213,10 @@ class HttpServer::Impl {
   std::vector<std::thread> threads_;
   uint16_t port_ = 0;
 
-  std::mutex stop_mu_;
-  std::condition_variable stop_cv_;
-  bool stop_started_ = false;
-  bool stop_done_ = false;
+  Mutex stop_mu_;
+  CondVar stop_cv_;
+  bool stop_started_ GUARDED_BY(stop_mu_) = false;
+  bool stop_done_ GUARDED_BY(stop_mu_) = false;
 };
 
 namespace {

@@ -121,7 +121,7 @@ Metrics::Family* Metrics::FamilyFor(std::string_view name, std::string_view help
 Counter& Metrics::GetCounter(std::string_view name, std::string_view help, MetricLabels labels) {
   bool valid = false;
   std::string key = RenderLabels(std::move(labels), &valid);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Family* family = valid ? FamilyFor(name, help, Type::kCounter) : nullptr;
   if (family == nullptr) {
     return *orphan_counters_.emplace_back(std::make_unique<Counter>());
@@ -136,7 +136,7 @@ Counter& Metrics::GetCounter(std::string_view name, std::string_view help, Metri
 Gauge& Metrics::GetGauge(std::string_view name, std::string_view help, MetricLabels labels) {
   bool valid = false;
   std::string key = RenderLabels(std::move(labels), &valid);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Family* family = valid ? FamilyFor(name, help, Type::kGauge) : nullptr;
   if (family == nullptr) {
     return *orphan_gauges_.emplace_back(std::make_unique<Gauge>());
@@ -152,7 +152,7 @@ Histogram& Metrics::GetHistogram(std::string_view name, std::string_view help, M
                                  std::span<const double> upper_bounds) {
   bool valid = false;
   std::string key = RenderLabels(std::move(labels), &valid);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Family* family = valid ? FamilyFor(name, help, Type::kHistogram) : nullptr;
   if (family == nullptr) {
     return *orphan_histograms_.emplace_back(
@@ -172,7 +172,7 @@ Histogram& Metrics::GetHistogram(std::string_view name, std::string_view help, M
 
 std::string Metrics::Expose() const {
   std::string out;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& [name, family] : families_) {
     out += "# HELP ";
     out += name;

@@ -12,12 +12,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "common/mutex.h"
 
 namespace xet {
 
@@ -98,15 +99,15 @@ class Metrics {
     std::map<std::string, std::unique_ptr<Histogram>, std::less<>> histograms;
   };
   // The family for `name`, created if absent; null when the name is invalid or of
-  // another type. Requires mu_.
-  Family* FamilyFor(std::string_view name, std::string_view help, Type type);
+  // another type.
+  Family* FamilyFor(std::string_view name, std::string_view help, Type type) REQUIRES(mu_);
 
-  mutable std::mutex mu_;
-  std::map<std::string, Family, std::less<>> families_;
+  mutable Mutex mu_;
+  std::map<std::string, Family, std::less<>> families_ GUARDED_BY(mu_);
   // Metrics handed out for invalid requests; kept alive, never exported.
-  std::vector<std::unique_ptr<Counter>> orphan_counters_;
-  std::vector<std::unique_ptr<Gauge>> orphan_gauges_;
-  std::vector<std::unique_ptr<Histogram>> orphan_histograms_;
+  std::vector<std::unique_ptr<Counter>> orphan_counters_ GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<Gauge>> orphan_gauges_ GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<Histogram>> orphan_histograms_ GUARDED_BY(mu_);
 };
 
 }  // namespace xet

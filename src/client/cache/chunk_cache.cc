@@ -84,6 +84,7 @@ Result<std::unique_ptr<ChunkCache>> ChunkCache::Open(const std::string& dir, uin
   fs::create_directories(fs::path(dir) / "tmp", ec);
   if (ec) return Status::IoError("chunk cache " + dir + ": " + ec.message());
   std::unique_ptr<ChunkCache> cache(new ChunkCache(dir, max_bytes));
+  MutexLock lock(cache->mu_);  // uncontended: the cache is not shared yet
   // Leftover temporaries of an interrupted writer.
   for (const auto& e : fs::directory_iterator(fs::path(dir) / "tmp", ec)) {
     std::error_code ignored;
@@ -108,7 +109,6 @@ Result<std::unique_ptr<ChunkCache>> ChunkCache::Open(const std::string& dir, uin
       cache->total_ += static_cast<uint64_t>(st.st_size);
     }
   }
-  std::lock_guard lock(cache->mu_);
   cache->EvictLocked();
   return cache;
 }
@@ -147,7 +147,7 @@ std::unique_ptr<ChunkCache::Reader> ChunkCache::OpenEntry(const Hash& xorb, uint
                                                           uint32_t chunk_end) {
   const Key key{xorb, chunk_start, chunk_end};
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = slots_.find(key);
     if (it == slots_.end()) return nullptr;
     it->second.last_access = NowNs();
@@ -236,7 +236,7 @@ Result<std::unique_ptr<ChunkCache::Writer>> ChunkCache::StartPut(const Hash& xor
   }
   std::string tmp;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     tmp = dir_ + "/tmp/" + std::to_string(::getpid()) + "-" + std::to_string(++tmp_counter_);
   }
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -304,7 +304,7 @@ Status ChunkCache::Writer::Commit(std::span<const ChunkInfo> chunks) {
     return Status::IoError("chunk cache: cannot store " + path);
   }
   const uint64_t total = head.size() + records_bytes_;
-  std::lock_guard lock(cache_->mu_);
+  MutexLock lock(cache_->mu_);
   auto [it, inserted] = cache_->slots_.try_emplace(key_);
   if (!inserted) cache_->total_ -= it->second.bytes;
   it->second = Slot{total, NowNs()};
@@ -314,7 +314,7 @@ Status ChunkCache::Writer::Commit(std::span<const ChunkInfo> chunks) {
 }
 
 void ChunkCache::Erase(const Hash& xorb, uint32_t chunk_start, uint32_t chunk_end) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   EraseLocked({xorb, chunk_start, chunk_end});
 }
 
@@ -339,11 +339,11 @@ void ChunkCache::EvictLocked() {
 }
 
 uint64_t ChunkCache::size_bytes() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return total_;
 }
 size_t ChunkCache::num_entries() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return slots_.size();
 }
 

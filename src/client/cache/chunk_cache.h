@@ -14,13 +14,13 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/result.h"
 #include "format/hash.h"
 #include "format/merkle.h"
@@ -121,15 +121,15 @@ class ChunkCache {
   };
   ChunkCache(std::string dir, uint64_t max_bytes) : dir_(std::move(dir)), max_bytes_(max_bytes) {}
   std::string PathOf(const Key& k) const;
-  void EvictLocked();
-  void EraseLocked(const Key& k);
+  void EvictLocked() REQUIRES(mu_);
+  void EraseLocked(const Key& k) REQUIRES(mu_);
 
   const std::string dir_;
   const uint64_t max_bytes_;
-  mutable std::mutex mu_;
-  std::map<Key, Slot> slots_;
-  uint64_t total_ = 0;
-  uint64_t tmp_counter_ = 0;
+  mutable Mutex mu_;
+  std::map<Key, Slot> slots_ GUARDED_BY(mu_);
+  uint64_t total_ GUARDED_BY(mu_) = 0;
+  uint64_t tmp_counter_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace xet

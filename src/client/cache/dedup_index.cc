@@ -21,20 +21,20 @@ bool IsWholeXorb(const CasInfo& cas) {
 }  // namespace
 
 uint32_t DedupIndex::NewSessionXorb() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   xorbs_.push_back(Hash());
   trust_.push_back(XorbTrust::kConfirmed);
   return static_cast<uint32_t>(xorbs_.size() - 1);
 }
 
 void DedupIndex::SetXorbHash(uint32_t xorb, const Hash& hash) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   xorbs_.at(xorb) = hash;
   xorb_ids_.emplace(hash, xorb);
 }
 
 Hash DedupIndex::XorbHash(uint32_t xorb) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return xorbs_.at(xorb);
 }
 
@@ -54,17 +54,17 @@ bool DedupIndex::UsableLocked(ChunkLocation loc) const {
 }
 
 XorbTrust DedupIndex::Trust(uint32_t xorb) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return trust_.at(xorb);
 }
 
 void DedupIndex::SetTrust(uint32_t xorb, XorbTrust trust) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   trust_.at(xorb) = trust;
 }
 
 void DedupIndex::Insert(const Hash& chunk, ChunkLocation loc, uint64_t size) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   chunks_.emplace(chunk, loc);
   if (sequences_.size() <= loc.xorb) sequences_.resize(loc.xorb + 1);
   std::vector<ChunkInfo>& seq = sequences_[loc.xorb];
@@ -72,7 +72,7 @@ void DedupIndex::Insert(const Hash& chunk, ChunkLocation loc, uint64_t size) {
 }
 
 std::optional<ChunkInfo> DedupIndex::FollowingChunk(const Hash& chunk) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const auto it = chunks_.find(chunk);
   if (it == chunks_.end() || it->second.xorb >= sequences_.size()) return std::nullopt;
   const std::vector<ChunkInfo>& seq = sequences_[it->second.xorb];
@@ -87,7 +87,7 @@ size_t DedupIndex::AddShard(const Shard& shard, uint64_t now, XorbTrust trust) {
   const Hash key = shard.footer ? shard.footer->chunk_hash_hmac_key : Hash();
   const uint64_t expiry = shard.footer ? shard.footer->shard_key_expiry : 0;
   if (!key.IsZero() && expiry != 0 && expiry <= now) return 0;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::unordered_map<Hash, ChunkLocation, HashHasher>* map = &chunks_;
   if (!key.IsZero()) {
     Keyed* keyed = nullptr;
@@ -124,7 +124,7 @@ size_t DedupIndex::AddShard(const Shard& shard, uint64_t now, XorbTrust trust) {
 }
 
 std::optional<ChunkLocation> DedupIndex::Find(const Hash& chunk, uint64_t now) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (auto it = chunks_.find(chunk); it != chunks_.end() && UsableLocked(it->second)) {
     return it->second;
   }
@@ -139,7 +139,7 @@ std::optional<ChunkLocation> DedupIndex::Find(const Hash& chunk, uint64_t now) c
 }
 
 size_t DedupIndex::size() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   size_t n = chunks_.size();
   for (const Keyed& k : keyed_) n += k.chunks.size();
   return n;

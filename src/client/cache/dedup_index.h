@@ -11,11 +11,11 @@
 
 #include <cstdint>
 #include <deque>
-#include <mutex>
 #include <optional>
 #include <unordered_map>
 #include <vector>
 
+#include "common/mutex.h"
 #include "format/hash.h"
 #include "format/merkle.h"
 #include "format/shard_types.h"
@@ -78,17 +78,18 @@ class DedupIndex {
     uint64_t expiry = 0;  // 0: none
     std::unordered_map<Hash, ChunkLocation, HashHasher> chunks;
   };
-  uint32_t XorbIdLocked(const Hash& hash, XorbTrust trust);
-  bool UsableLocked(ChunkLocation loc) const;
+  uint32_t XorbIdLocked(const Hash& hash, XorbTrust trust) REQUIRES(mu_);
+  bool UsableLocked(ChunkLocation loc) const REQUIRES(mu_);
 
-  mutable std::mutex mu_;
-  std::vector<Hash> xorbs_;                                  // by id
-  std::vector<XorbTrust> trust_;                             // by id
-  std::unordered_map<Hash, uint32_t, HashHasher> xorb_ids_;  // sealed or external xorbs
-  std::unordered_map<Hash, ChunkLocation, HashHasher> chunks_;
+  mutable Mutex mu_;
+  std::vector<Hash> xorbs_ GUARDED_BY(mu_);       // by id
+  std::vector<XorbTrust> trust_ GUARDED_BY(mu_);  // by id
+  // Sealed or external xorbs.
+  std::unordered_map<Hash, uint32_t, HashHasher> xorb_ids_ GUARDED_BY(mu_);
+  std::unordered_map<Hash, ChunkLocation, HashHasher> chunks_ GUARDED_BY(mu_);
   // By xorb id: the xorb's chunks in order, where known (40 bytes per chunk).
-  std::vector<std::vector<ChunkInfo>> sequences_;
-  std::deque<Keyed> keyed_;
+  std::vector<std::vector<ChunkInfo>> sequences_ GUARDED_BY(mu_);
+  std::deque<Keyed> keyed_ GUARDED_BY(mu_);
 };
 
 }  // namespace xet

@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <thread>
 
 #include "common/ascii.h"
+#include "common/mutex.h"
 
 namespace xet {
 namespace {
@@ -209,32 +209,37 @@ class CurlShare {
   CURLSH* get() const { return share_; }
 
  private:
-  static std::mutex* MutexFor(void* user, curl_lock_data data) {
+  static Mutex* MutexFor(void* user, curl_lock_data data) {
     auto* self = static_cast<CurlShare*>(user);
     const auto i = static_cast<size_t>(data);
     return i < self->mutexes_.size() ? &self->mutexes_[i] : &self->mutexes_[0];
   }
-  static void Lock(CURL*, curl_lock_data data, curl_lock_access, void* user) {
-    MutexFor(user, data)->lock();
+  // Unbalanced on purpose (curl takes a lock in one callback and frees it in the other),
+  // which the analysis cannot follow.
+  static void Lock(CURL*, curl_lock_data data, curl_lock_access,
+                   void* user) NO_THREAD_SAFETY_ANALYSIS {
+    MutexFor(user, data)->Lock();
   }
-  static void Unlock(CURL*, curl_lock_data data, void* user) { MutexFor(user, data)->unlock(); }
+  static void Unlock(CURL*, curl_lock_data data, void* user) NO_THREAD_SAFETY_ANALYSIS {
+    MutexFor(user, data)->Unlock();
+  }
 
   CURLSH* share_;
-  std::array<std::mutex, CURL_LOCK_DATA_LAST> mutexes_;
+  std::array<Mutex, CURL_LOCK_DATA_LAST> mutexes_;  // guard curl's shared DNS and TLS caches
 };
 
 struct HttpClient::Impl {
   HttpClientOptions options;
   CurlShare share;  // declared before `idle`: outlives every handle that uses it
-  std::mutex mu;
-  std::vector<CurlPtr> idle;  // guarded by mu
-  std::mt19937_64 rng;        // guarded by mu
+  Mutex mu;
+  std::vector<CurlPtr> idle GUARDED_BY(mu);
+  std::mt19937_64 rng GUARDED_BY(mu);
 
   explicit Impl(HttpClientOptions o) : options(std::move(o)), rng(std::random_device{}()) {}
 
   CurlPtr Acquire() {
     {
-      std::lock_guard lock(mu);
+      MutexLock lock(mu);
       if (!idle.empty()) {
         CurlPtr h = std::move(idle.back());
         idle.pop_back();
@@ -246,12 +251,12 @@ struct HttpClient::Impl {
   }
 
   void Release(CurlPtr h) {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     if (idle.size() < kMaxIdleHandles) idle.push_back(std::move(h));
   }
 
   std::chrono::milliseconds Backoff(int attempt, std::chrono::milliseconds retry_after) {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     return options.retry.Backoff(attempt, rng, retry_after);
   }
 

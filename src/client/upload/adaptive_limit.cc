@@ -9,17 +9,19 @@ AdaptiveLimit::AdaptiveLimit(size_t max, size_t initial)
       limit_(static_cast<double>(std::clamp<size_t>(initial, 1, std::max<size_t>(1, max)))) {}
 
 bool AdaptiveLimit::Acquire() {
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, [&] {
-    return cancelled_ || static_cast<double>(in_flight_) < limit_ - 1e-9 || in_flight_ == 0;
-  });
+  MutexLock lock(mu_);
+  while (!CanReturnLocked()) cv_.Wait(mu_);
   if (cancelled_) return false;
   ++in_flight_;
   return true;
 }
 
+bool AdaptiveLimit::CanReturnLocked() const {
+  return cancelled_ || static_cast<double>(in_flight_) < limit_ - 1e-9 || in_flight_ == 0;
+}
+
 void AdaptiveLimit::Release(bool ok, double seconds, double mib) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (in_flight_ > 0) --in_flight_;
   const double maxd = static_cast<double>(max_);
   if (!ok) {
@@ -34,22 +36,22 @@ void AdaptiveLimit::Release(bool ok, double seconds, double mib) {
       limit_ = std::min(maxd, limit_ + 1.0 / limit_);
     }
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 void AdaptiveLimit::Cancel() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   cancelled_ = true;
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 size_t AdaptiveLimit::limit() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return static_cast<size_t>(limit_ + 1e-9);
 }
 
 size_t AdaptiveLimit::in_flight() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return in_flight_;
 }
 

@@ -8,9 +8,9 @@
 // by 1 % per sample so the reference follows a changing network.
 #pragma once
 
-#include <condition_variable>
 #include <cstddef>
-#include <mutex>
+
+#include "common/mutex.h"
 
 namespace xet {
 
@@ -31,13 +31,16 @@ class AdaptiveLimit {
   size_t in_flight() const;
 
  private:
+  // Whether Acquire may return: cancelled, or a slot is free under the limit.
+  bool CanReturnLocked() const REQUIRES(mu_);
+
   const size_t max_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  double limit_;
-  size_t in_flight_ = 0;
-  double best_ = 0;  // best seconds per MiB seen (decaying); 0 = none yet
-  bool cancelled_ = false;
+  mutable Mutex mu_;
+  CondVar cv_;
+  double limit_ GUARDED_BY(mu_);
+  size_t in_flight_ GUARDED_BY(mu_) = 0;
+  double best_ GUARDED_BY(mu_) = 0;  // best seconds per MiB seen (decaying); 0 = none yet
+  bool cancelled_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace xet

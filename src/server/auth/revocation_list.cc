@@ -19,18 +19,18 @@ bool RevocationList::IsRevokedOrExpired(std::string_view token_id) {
 }
 
 uint64_t RevocationList::loads() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return loads_;
 }
 
 std::shared_ptr<const RevocationList::Cutoffs> RevocationList::Current(int64_t now) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (cutoffs_ && now < next_load_at_) return cutoffs_;
   }
-  std::lock_guard<std::mutex> loading(load_mu_);
+  MutexLock loading(load_mu_);
   {
-    std::lock_guard<std::mutex> lock(mu_);  // another caller may have reloaded meanwhile
+    MutexLock lock(mu_);  // another caller may have reloaded meanwhile
     if (cutoffs_ && now < next_load_at_) return cutoffs_;
   }
   auto tokens = index_.ListTokens();
@@ -45,7 +45,7 @@ std::shared_ptr<const RevocationList::Cutoffs> RevocationList::Current(int64_t n
       }
     }
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ++loads_;
   if (fresh) {
     cutoffs_ = std::move(fresh);

@@ -15,11 +15,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 
+#include "common/mutex.h"
 #include "store/index.h"
 
 namespace xet {
@@ -47,16 +47,16 @@ class RevocationList {
  private:
   // Token id -> the unix second from which its CAS tokens are refused (INT64_MIN: revoked).
   using Cutoffs = std::unordered_map<std::string, int64_t>;
-  std::shared_ptr<const Cutoffs> Current(int64_t now);
+  std::shared_ptr<const Cutoffs> Current(int64_t now) EXCLUDES(load_mu_, mu_);
 
   Index& index_;
   const int64_t refresh_seconds_;
   const Clock clock_;
-  std::mutex load_mu_;  // held by the one caller reloading; taken before mu_
-  mutable std::mutex mu_;
-  std::shared_ptr<const Cutoffs> cutoffs_;  // guarded by mu_; null until the first load
-  int64_t next_load_at_ = 0;                // guarded by mu_
-  uint64_t loads_ = 0;                      // guarded by mu_
+  Mutex load_mu_;  // held by the one caller reloading; taken before mu_
+  mutable Mutex mu_;
+  std::shared_ptr<const Cutoffs> cutoffs_ GUARDED_BY(mu_);  // null until the first load
+  int64_t next_load_at_ GUARDED_BY(mu_) = 0;
+  uint64_t loads_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace xet

@@ -6,7 +6,7 @@ AnswerCache::AnswerCache(size_t capacity_bytes, int64_t min_url_lifetime_s)
     : capacity_bytes_(capacity_bytes), min_url_lifetime_s_(min_url_lifetime_s) {}
 
 std::shared_ptr<const CachedAnswer> AnswerCache::Get(const std::string& key, int64_t now) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = entries_.find(key);
   if (it == entries_.end()) return nullptr;
   if (it->second.answer->urls_expire_at - now < min_url_lifetime_s_) {
@@ -19,7 +19,7 @@ std::shared_ptr<const CachedAnswer> AnswerCache::Get(const std::string& key, int
 
 void AnswerCache::Put(const std::string& key, std::shared_ptr<const CachedAnswer> answer) {
   if (answer == nullptr || answer->bytes > capacity_bytes_ / 4) return;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (auto it = entries_.find(key); it != entries_.end()) EraseLocked(it);
   bytes_ += answer->bytes;
   lru_.push_front(key);
@@ -28,14 +28,14 @@ void AnswerCache::Put(const std::string& key, std::shared_ptr<const CachedAnswer
 }
 
 void AnswerCache::Clear() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   entries_.clear();
   lru_.clear();
   bytes_ = 0;
 }
 
 size_t AnswerCache::bytes() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return bytes_;
 }
 

@@ -15,10 +15,11 @@
 #include <cstdint>
 #include <list>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
+
+#include "common/mutex.h"
 
 namespace xet {
 
@@ -51,14 +52,14 @@ class AnswerCache {
     std::shared_ptr<const CachedAnswer> answer;
     std::list<std::string>::iterator lru_pos;
   };
-  void EraseLocked(std::unordered_map<std::string, Entry>::iterator it);
+  void EraseLocked(std::unordered_map<std::string, Entry>::iterator it) REQUIRES(mu_);
 
   const size_t capacity_bytes_;
   const int64_t min_url_lifetime_s_;
-  mutable std::mutex mu_;
-  std::list<std::string> lru_;  // front = most recently used
-  std::unordered_map<std::string, Entry> entries_;
-  size_t bytes_ = 0;
+  mutable Mutex mu_;
+  std::list<std::string> lru_ GUARDED_BY(mu_);  // front = most recently used
+  std::unordered_map<std::string, Entry> entries_ GUARDED_BY(mu_);
+  size_t bytes_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace xet

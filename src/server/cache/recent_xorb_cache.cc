@@ -23,7 +23,7 @@ void RecentXorbCache::Insert(const Hash& hash, std::span<const uint8_t> data) {
   if (capacity_bytes_ == 0 || data.empty() || data.size() > capacity_bytes_ / 2) return;
   std::shared_ptr<Slot> buffer;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (entries_.contains(hash) || pending_.contains(hash)) return;
     buffer = ClaimBufferLocked(data.size());
     if (!buffer) return;
@@ -31,7 +31,7 @@ void RecentXorbCache::Insert(const Hash& hash, std::span<const uint8_t> data) {
   }
   // assign() into reserved capacity copies once, without first zero-filling.
   buffer->bytes.assign(reinterpret_cast<const char*>(data.data()), data.size());
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   pending_.erase(hash);
   lru_.push_front(hash);
   entries_.emplace(hash, Entry{std::move(buffer), lru_.begin()});
@@ -39,7 +39,7 @@ void RecentXorbCache::Insert(const Hash& hash, std::span<const uint8_t> data) {
 }
 
 std::shared_ptr<const std::string> RecentXorbCache::Find(const Hash& hash) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = entries_.find(hash);
   if (it == entries_.end()) return nullptr;
   lru_.splice(lru_.begin(), lru_, it->second.lru_pos);
@@ -106,17 +106,17 @@ bool RecentXorbCache::EvictOneLocked() {
 }
 
 size_t RecentXorbCache::bytes() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return bytes_;
 }
 
 size_t RecentXorbCache::entries() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return entries_.size();
 }
 
 size_t RecentXorbCache::owned_bytes() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return owned_;
 }
 

@@ -23,13 +23,13 @@
 #include <cstdint>
 #include <list>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "common/mutex.h"
 #include "format/hash.h"
 
 namespace xet {
@@ -74,21 +74,21 @@ class RecentXorbCache {
     std::list<Hash>::iterator lru_pos;
   };
   // A buffer for `size` bytes: a reused one (evicting entries as needed), a fresh one, or
-  // nullptr when the capacity cannot make room. Called with mu_ held.
-  std::shared_ptr<Slot> ClaimBufferLocked(size_t size);
+  // nullptr when the capacity cannot make room.
+  std::shared_ptr<Slot> ClaimBufferLocked(size_t size) REQUIRES(mu_);
   // Moves the least recently used entry out; its buffer goes to the free list if no answer
   // holds it, else it is released. False when there is nothing to evict.
-  bool EvictOneLocked();
+  bool EvictOneLocked() REQUIRES(mu_);
 
   const size_t capacity_bytes_;
-  mutable std::mutex mu_;
-  std::list<Hash> lru_;  // front = most recently used
-  std::unordered_map<Hash, Entry, HashHasher> entries_;
-  std::vector<std::shared_ptr<Slot>> free_;  // no leases, capacity kept
-  size_t bytes_ = 0;                         // sum of entries' sizes
-  size_t owned_ = 0;                         // sum of capacities of entries' and free buffers
+  mutable Mutex mu_;
+  std::list<Hash> lru_ GUARDED_BY(mu_);  // front = most recently used
+  std::unordered_map<Hash, Entry, HashHasher> entries_ GUARDED_BY(mu_);
+  std::vector<std::shared_ptr<Slot>> free_ GUARDED_BY(mu_);  // no leases, capacity kept
+  size_t bytes_ GUARDED_BY(mu_) = 0;                         // sum of entries' sizes
+  size_t owned_ GUARDED_BY(mu_) = 0;  // sum of capacities of entries' and free buffers
   // Hashes an Insert is copying in (outside the lock); their buffers count in owned_.
-  std::unordered_set<Hash, HashHasher> pending_;
+  std::unordered_set<Hash, HashHasher> pending_ GUARDED_BY(mu_);
 };
 
 }  // namespace xet

@@ -7,9 +7,9 @@
 #include <cstddef>
 #include <list>
 #include <memory>
-#include <mutex>
 #include <unordered_map>
 
+#include "common/mutex.h"
 #include "format/hash.h"
 
 namespace xet {
@@ -21,7 +21,7 @@ class RecordLru {
 
   // The record under `key` (now the most recently used), or nullptr.
   std::shared_ptr<const Record> Find(const Hash& key) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = entries_.find(key);
     if (it == entries_.end()) return nullptr;
     lru_.splice(lru_.begin(), lru_, it->second.lru_pos);
@@ -32,7 +32,7 @@ class RecordLru {
   // recently used ones beyond the capacity. Does nothing if `key` is present already or
   // `bytes` exceeds the whole capacity.
   void Insert(const Hash& key, std::shared_ptr<const Record> record, size_t bytes) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (entries_.contains(key) || bytes > capacity_bytes_) return;
     lru_.push_front(key);
     entries_.emplace(key, Entry{std::move(record), lru_.begin(), bytes});
@@ -46,11 +46,11 @@ class RecordLru {
   }
 
   size_t size() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return entries_.size();
   }
   size_t bytes() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return bytes_;
   }
   size_t capacity_bytes() const { return capacity_bytes_; }
@@ -63,10 +63,10 @@ class RecordLru {
   };
 
   const size_t capacity_bytes_;
-  mutable std::mutex mu_;
-  std::list<Hash> lru_;  // front = most recently used
-  std::unordered_map<Hash, Entry> entries_;
-  size_t bytes_ = 0;
+  mutable Mutex mu_;
+  std::list<Hash> lru_ GUARDED_BY(mu_);  // front = most recently used
+  std::unordered_map<Hash, Entry> entries_ GUARDED_BY(mu_);
+  size_t bytes_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace xet

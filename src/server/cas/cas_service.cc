@@ -4,7 +4,6 @@
 #include <atomic>
 #include <chrono>
 #include <future>
-#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "format/shard_writer.h"
@@ -99,6 +98,7 @@ struct CasService::Counters {
 CasService::CasService(CasServiceConfig config, Index& index, ObjectStore& objects,
                        TokenService& tokens, const TransferSigner& signer, Metrics* metrics)
     : config_(std::move(config)),
+      public_url_(config_.public_url),
       index_(index),
       objects_(objects),
       tokens_(tokens),
@@ -114,8 +114,8 @@ CasService::CasService(CasServiceConfig config, Index& index, ObjectStore& objec
 CasService::~CasService() = default;
 
 void CasService::SetPublicUrl(std::string url) {
-  std::lock_guard lock(public_url_mu_);
-  config_.public_url = std::move(url);
+  MutexLock lock(public_url_mu_);
+  public_url_ = std::move(url);
   answer_cache_.Clear();  // its answers name the old base
 }
 
@@ -144,8 +144,8 @@ Result<CacheWarmStats> CasService::WarmCaches(size_t budget_bytes,
 }
 
 std::string CasService::PublicUrl() const {
-  std::lock_guard lock(public_url_mu_);
-  return config_.public_url;
+  MutexLock lock(public_url_mu_);
+  return public_url_;
 }
 
 void CasService::CountShard(const Result<ShardIngestResult>& result) {

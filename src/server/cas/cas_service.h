@@ -6,10 +6,10 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
+#include "common/mutex.h"
 #include "http/message.h"
 #include "server/auth/token_service.h"
 #include "server/cache/answer_cache.h"
@@ -101,8 +101,9 @@ class CasService {
   std::string PublicUrl() const;
   void CountShard(const Result<ShardIngestResult>& result);
 
-  CasServiceConfig config_;
-  mutable std::mutex public_url_mu_;  // guards config_.public_url
+  const CasServiceConfig config_;  // its public_url is the initial one: see public_url_
+  mutable Mutex public_url_mu_;
+  std::string public_url_ GUARDED_BY(public_url_mu_);  // SetPublicUrl may change it
   Index& index_;
   ObjectStore& objects_;
   TokenService& tokens_;

@@ -3,7 +3,7 @@
 namespace xet {
 
 Status FsyncGroup::Sync() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (!next_) next_ = std::make_shared<Round>();
   const std::shared_ptr<Round> mine = next_;
   while (!mine->done) {
@@ -11,17 +11,19 @@ Status FsyncGroup::Sync() {
       // No sync in progress and this round not done: it is next_, and this caller leads it.
       running_ = true;
       next_.reset();  // later callers start a new round: this sync may miss their changes
-      lock.unlock();
-      Status st = sync_();
-      lock.lock();
+      Status st;
+      {
+        MutexUnlock unlocked(mu_);
+        st = sync_();
+      }
       mine->status = std::move(st);
       mine->done = true;
       running_ = false;
-      mine->cv.notify_all();              // this round's callers
-      if (next_) next_->cv.notify_one();  // one of the next round's callers leads it
+      mine->cv.NotifyAll();              // this round's callers
+      if (next_) next_->cv.NotifyOne();  // one of the next round's callers leads it
       break;
     }
-    mine->cv.wait(lock);
+    mine->cv.Wait(mu_);
   }
   return mine->status;
 }

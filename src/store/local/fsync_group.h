@@ -8,11 +8,10 @@
 // round; the next round tries again.
 #pragma once
 
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace xet {
@@ -28,15 +27,16 @@ class FsyncGroup {
 
  private:
   struct Round {
-    bool done = false;           // guarded by mu_
-    Status status;               // guarded by mu_; set when done
-    std::condition_variable cv;  // this round's callers wait here
+    // done and status are guarded by the group's mu_ (not expressible on a nested struct).
+    bool done = false;
+    Status status;  // set when done
+    CondVar cv;     // this round's callers wait here
   };
 
   const std::function<Status()> sync_;
-  std::mutex mu_;
-  bool running_ = false;         // guarded by mu_: a round's sync is in progress
-  std::shared_ptr<Round> next_;  // guarded by mu_: the round not yet started (may be null)
+  Mutex mu_;
+  bool running_ GUARDED_BY(mu_) = false;         // a round's sync is in progress
+  std::shared_ptr<Round> next_ GUARDED_BY(mu_);  // the round not yet started (may be null)
 };
 
 }  // namespace xet

@@ -222,7 +222,7 @@ Result<std::unique_ptr<LocalObjectStore>> LocalObjectStore::Open(const std::stri
 
 Status LocalObjectStore::EnsureDurableDir(const std::string& rel_dir) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (rel_dir.empty() || durable_dirs_.contains(rel_dir)) return Status::Ok();
   }
   // Walk down from the root: create each level, then fsync its parent so the entry is
@@ -234,7 +234,7 @@ Status LocalObjectStore::EnsureDurableDir(const std::string& rel_dir) {
     const std::string level = rel_dir.substr(0, slash);
     bool known;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       known = durable_dirs_.contains(level);
     }
     if (!known) {
@@ -246,7 +246,7 @@ Status LocalObjectStore::EnsureDurableDir(const std::string& rel_dir) {
       const std::string parent =
           parent_slash == std::string::npos ? root_ : root_ + "/" + level.substr(0, parent_slash);
       XET_RETURN_IF_ERROR(FsyncPath(parent));
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       durable_dirs_.insert(level);
     }
     if (slash == std::string::npos) break;
@@ -258,7 +258,7 @@ Status LocalObjectStore::EnsureDurableDir(const std::string& rel_dir) {
 std::string LocalObjectStore::TempName(std::string_view base) {
   uint64_t n;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     n = ++temp_counter_;
   }
   char suffix[64];
@@ -272,7 +272,7 @@ std::string LocalObjectStore::TempName(std::string_view base) {
 Status LocalObjectStore::SyncDir(const std::string& dir_path) {
   FsyncGroup* group;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto& slot = dir_syncs_[dir_path];
     if (!slot) slot = std::make_unique<FsyncGroup>([dir_path] { return FsyncPath(dir_path); });
     group = slot.get();

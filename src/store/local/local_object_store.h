@@ -16,7 +16,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -24,6 +23,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/result.h"
 #include "store/local/fsync_group.h"
 #include "store/object_store.h"
@@ -59,11 +59,11 @@ class LocalObjectStore final : public ObjectStore {
   const std::string root_;
   const uint64_t nonce_;  // random per instance: temp names of concurrent processes differ
 
-  std::mutex mu_;
-  uint64_t temp_counter_ = 0;                     // guarded by mu_
-  std::unordered_set<std::string> durable_dirs_;  // guarded by mu_; relative to root_
-  // guarded by mu_ (the map; each group syncs on its own); keyed by absolute path
-  std::unordered_map<std::string, std::unique_ptr<FsyncGroup>> dir_syncs_;
+  Mutex mu_;
+  uint64_t temp_counter_ GUARDED_BY(mu_) = 0;
+  std::unordered_set<std::string> durable_dirs_ GUARDED_BY(mu_);  // relative to root_
+  // The map only (each group syncs on its own); keyed by absolute path.
+  std::unordered_map<std::string, std::unique_ptr<FsyncGroup>> dir_syncs_ GUARDED_BY(mu_);
 };
 
 }  // namespace xet

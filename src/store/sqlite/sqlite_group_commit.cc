@@ -7,8 +7,8 @@ namespace xet {
 struct SqliteGroupCommitter::Pending {
   Operation op;
   Status status;
-  bool done = false;           // guarded by mu_
-  std::condition_variable cv;  // signalled when done: only this caller wakes
+  bool done = false;  // guarded by the committer's mu_ (not expressible on a nested struct)
+  CondVar cv;         // signalled when done: only this caller wakes
 };
 
 SqliteGroupCommitter::SqliteGroupCommitter(std::unique_ptr<SqliteDb> db)
@@ -16,27 +16,27 @@ SqliteGroupCommitter::SqliteGroupCommitter(std::unique_ptr<SqliteDb> db)
 
 SqliteGroupCommitter::~SqliteGroupCommitter() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
-  queue_cv_.notify_one();
+  queue_cv_.NotifyOne();
   thread_.join();
 }
 
 Status SqliteGroupCommitter::Submit(Operation op) {
   Pending pending;
   pending.op = std::move(op);
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (stopping_) return Status::Internal("index is closing");
   queue_.push_back(&pending);
   const bool wake = queue_.size() == 1;
-  if (wake) queue_cv_.notify_one();
-  pending.cv.wait(lock, [&] { return pending.done; });
+  if (wake) queue_cv_.NotifyOne();
+  while (!pending.done) pending.cv.Wait(mu_);
   return pending.status;
 }
 
 SqliteGroupCommitter::Stats SqliteGroupCommitter::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return stats_;
 }
 
@@ -44,8 +44,8 @@ void SqliteGroupCommitter::Run() {
   std::deque<Pending*> batch;
   while (true) {
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      queue_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      MutexLock lock(mu_);
+      while (!stopping_ && queue_.empty()) queue_cv_.Wait(mu_);
       if (queue_.empty()) return;  // stopping and drained
       while (!queue_.empty() && batch.size() < kMaxBatch) {
         batch.push_back(queue_.front());
@@ -54,7 +54,7 @@ void SqliteGroupCommitter::Run() {
     }
     const bool committed = CommitBatch(batch);
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       if (committed) {
         stats_.transactions++;
         stats_.operations += batch.size();
@@ -62,7 +62,7 @@ void SqliteGroupCommitter::Run() {
       // Notified under the lock: once done is seen, a caller's Pending may be gone.
       for (Pending* p : batch) {
         p->done = true;
-        p->cv.notify_one();
+        p->cv.NotifyOne();
       }
     }
     batch.clear();

@@ -16,15 +16,14 @@
 // thread.
 #pragma once
 
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <thread>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "store/sqlite/sqlite_db.h"
 
@@ -58,12 +57,12 @@ class SqliteGroupCommitter {
 
   std::unique_ptr<SqliteDb> db_;  // used by the writer thread only
 
-  mutable std::mutex mu_;
-  Stats stats_;                       // guarded by mu_
-  std::condition_variable queue_cv_;  // writer waits for work (callers wait on their Pending)
-  std::deque<Pending*> queue_;        // guarded by mu_
-  bool stopping_ = false;             // guarded by mu_
-  std::thread thread_;                // started last
+  mutable Mutex mu_;
+  Stats stats_ GUARDED_BY(mu_);
+  CondVar queue_cv_;  // writer waits for work (callers wait on their Pending)
+  std::deque<Pending*> queue_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
+  std::thread thread_;  // started last
 };
 
 }  // namespace xet

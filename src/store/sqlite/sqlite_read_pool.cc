@@ -15,14 +15,15 @@ Result<std::unique_ptr<SqliteReadPool>> SqliteReadPool::Open(const std::string& 
   for (size_t i = 0; i < size; ++i) {
     XET_ASSIGN_OR_RETURN(auto db, SqliteDb::Open(path, /*read_only=*/true, busy_timeout_ms));
     XET_RETURN_IF_ERROR(db->Exec(memory_map ? kMappedReaderPragmas : kUnmappedReaderPragmas));
+    MutexLock lock(pool->mu_);  // uncontended: the pool is not shared yet
     pool->free_.push_back(std::move(db));
   }
   return pool;
 }
 
 SqliteReadPool::Lease SqliteReadPool::Acquire() {
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [&] { return !free_.empty(); });
+  MutexLock lock(mu_);
+  while (free_.empty()) cv_.Wait(mu_);
   std::unique_ptr<SqliteDb> db = std::move(free_.back());
   free_.pop_back();
   return Lease(this, std::move(db));
@@ -30,10 +31,10 @@ SqliteReadPool::Lease SqliteReadPool::Acquire() {
 
 void SqliteReadPool::Return(std::unique_ptr<SqliteDb> db) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     free_.push_back(std::move(db));
   }
-  cv_.notify_one();
+  cv_.NotifyOne();
 }
 
 }  // namespace xet

@@ -3,12 +3,11 @@
 // writer; each connection keeps its own prepared-statement cache.
 #pragma once
 
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/result.h"
 #include "store/sqlite/sqlite_db.h"
 
@@ -48,9 +47,9 @@ class SqliteReadPool {
   SqliteReadPool() = default;
   void Return(std::unique_ptr<SqliteDb> db);
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<std::unique_ptr<SqliteDb>> free_;  // guarded by mu_
+  Mutex mu_;
+  CondVar cv_;
+  std::vector<std::unique_ptr<SqliteDb>> free_ GUARDED_BY(mu_);
 };
 
 }  // namespace xet
