@@ -161,10 +161,10 @@ ProgressDisplay::~ProgressDisplay() { Stop(); }
 
 void ProgressDisplay::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   if (thread_.joinable()) {
     thread_.join();
     std::fputs("\r\x1b[K", stderr);  // erase the progress line
@@ -178,7 +178,7 @@ double ProgressDisplay::ElapsedSeconds() const {
 
 void ProgressDisplay::Run() {
   std::deque<std::pair<Clock::time_point, uint64_t>> samples;  // (when, bytes_done)
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   while (!stop_) {
     const auto now = Clock::now();
     const TransferSnapshot s = Snapshot(stats_);
@@ -194,7 +194,9 @@ void ProgressDisplay::Run() {
     }
     std::fprintf(stderr, "\r\x1b[K%s", line.c_str());
     std::fflush(stderr);
-    cv_.wait_for(lock, kRedrawInterval, [this] { return stop_; });
+    const auto deadline = Clock::now() + kRedrawInterval;
+    while (!stop_ && cv_.WaitUntil(mu_, deadline) != std::cv_status::timeout) {
+    }
   }
 }
 

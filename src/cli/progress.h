@@ -11,15 +11,14 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 
 #include "client/transfer_stats.h"
+#include "common/mutex.h"
 
 namespace xet::cli {
 
@@ -83,9 +82,9 @@ class ProgressDisplay {
   const TransferStats& stats_;
   const TransferKind kind_;
   const std::chrono::steady_clock::time_point start_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
+  Mutex mu_;
+  CondVar cv_;
+  bool stop_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

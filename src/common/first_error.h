@@ -5,9 +5,9 @@
 #pragma once
 
 #include <atomic>
-#include <mutex>
 #include <utility>
 
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace xet {
@@ -22,7 +22,7 @@ class FirstError {
   // `status` was kept. Once it returns, failed() is true on every thread.
   bool Set(Status status) {
     if (status.ok()) return false;
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     const bool first = status_.ok();
     if (first) status_ = std::move(status);
     failed_.store(true, std::memory_order_release);
@@ -34,13 +34,13 @@ class FirstError {
 
   // The first failure, or OK when there was none.
   Status status() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return status_;
   }
 
  private:
-  mutable std::mutex mu_;  // protects status_
-  Status status_;
+  mutable Mutex mu_;
+  Status status_ GUARDED_BY(mu_);
   std::atomic<bool> failed_{false};  // set (under mu_) once status_ is not OK
 };
 

@@ -7,6 +7,7 @@
 #include "client/cas/range_answer_reader.h"
 #include "client/cas/reconstruction_json.h"
 #include "client/transport/byteranges.h"
+#include "common/mutex.h"
 
 namespace xet {
 namespace {
@@ -25,7 +26,7 @@ class CachingTokenSource final : public CasTokenSource {
       : fetch_(std::move(fetch)), margin_(margin), now_(now ? std::move(now) : SystemUnixSeconds) {}
 
   Result<XetToken> Token() override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     const int64_t now = now_();
     if (cached_) {
       const int64_t lifetime = cached_->expires_at - fetched_at_;
@@ -39,7 +40,7 @@ class CachingTokenSource final : public CasTokenSource {
   }
 
   void Invalidate() override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     cached_.reset();
   }
 
@@ -47,9 +48,9 @@ class CachingTokenSource final : public CasTokenSource {
   const TokenFetcher fetch_;
   const int64_t margin_;
   const std::function<int64_t()> now_;
-  std::mutex mu_;
-  std::optional<XetToken> cached_;  // guarded by mu_
-  int64_t fetched_at_ = 0;          // guarded by mu_
+  Mutex mu_;
+  std::optional<XetToken> cached_ GUARDED_BY(mu_);
+  int64_t fetched_at_ GUARDED_BY(mu_) = 0;
 };
 
 class StaticTokenSource final : public CasTokenSource {

@@ -100,10 +100,10 @@ DownloadTransfer::DownloadTransfer(CasClient& cas, const DownloadOptions& option
 
 DownloadTransfer::~DownloadTransfer() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     closing_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   workers_.Join();
 }
 
@@ -125,68 +125,63 @@ Result<DownloadBlock*> DownloadTransfer::StartBlock(const Hash& file_hash, uint6
   }
   DownloadBlock* raw = state.get();
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     raw->tasks_left = raw->plan.tasks.size();
     for (size_t t = 0; t < raw->plan.tasks.size(); ++t) queue_.push_back({raw, t});
     blocks_.push_back(std::move(state));
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   return raw;
 }
 
 void DownloadTransfer::Fail(Status st) {
   {
-    std::lock_guard lock(mu_);  // a waiter checks errors_ under mu_: no lost wake-up
+    MutexLock lock(mu_);  // a waiter checks errors_ under mu_: no lost wake-up
     errors_.Set(std::move(st));
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 bool DownloadTransfer::WaitBlock(DownloadBlock* block) {
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, [&] { return block->tasks_left == 0 || errors_.failed(); });
+  MutexLock lock(mu_);
+  while (block->tasks_left != 0 && !errors_.failed()) cv_.Wait(mu_);
   return !errors_.failed();
 }
 
 DownloadBlock* DownloadTransfer::WaitAnyBlock() {
-  std::unique_lock lock(mu_);
-  DownloadBlock* done = nullptr;
-  cv_.wait(lock, [&] {
-    if (errors_.failed()) return true;
+  MutexLock lock(mu_);
+  for (;;) {
+    if (errors_.failed()) return nullptr;
     for (auto& b : blocks_) {
-      if (b->tasks_left == 0) {
-        done = b.get();
-        return true;
-      }
+      if (b->tasks_left == 0) return b.get();
     }
-    return false;
-  });
-  return errors_.failed() ? nullptr : done;
+    cv_.Wait(mu_);
+  }
 }
 
 bool DownloadTransfer::WaitTerm(DownloadBlock* block, size_t t) {
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, [&] { return block->term_ready[t] != 0 || errors_.failed(); });
+  MutexLock lock(mu_);
+  while (block->term_ready[t] == 0 && !errors_.failed()) cv_.Wait(mu_);
   return !errors_.failed();
 }
 
 void DownloadTransfer::Release(DownloadBlock* block) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::erase_if(blocks_, [&](const std::unique_ptr<DownloadBlock>& b) { return b.get() == block; });
 }
 
 size_t DownloadTransfer::blocks_in_flight() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return blocks_.size();
 }
 
 void DownloadTransfer::Drain() {
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, [&] { return queue_.empty() && running_ == 0; });
+  MutexLock lock(mu_);
+  while (!queue_.empty() || running_ != 0) cv_.Wait(mu_);
 }
 
 std::vector<std::tuple<Hash, uint32_t, uint32_t>> DownloadTransfer::cache_keys() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return cache_keys_;
 }
 
@@ -196,13 +191,13 @@ void DownloadTransfer::WorkerLoop() {
     Job job{};
     Lease lease;
     {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return closing_ || !queue_.empty(); });
+      MutexLock lock(mu_);
+      while (!closing_ && queue_.empty()) cv_.Wait(mu_);
       if (queue_.empty()) return;
       job = queue_.front();
       queue_.pop_front();
       ++running_;
-      if (!errors_.failed()) lease = LeaseBuffer(lock, Charge(*job.block, job.task));
+      if (!errors_.failed()) lease = LeaseBuffer(Charge(*job.block, job.task));
     }
     std::vector<std::vector<uint8_t>> dropped;  // freed outside the lock
     Status st = errors_.failed() || !lease.held
@@ -211,36 +206,35 @@ void DownloadTransfer::WorkerLoop() {
     // No write of this task may outlive it (a failed task skipped its Flush).
     if (Status w = scratch.writer.Settle(); st.ok()) st = std::move(w);
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (lease.held) ReturnBuffer(std::move(lease), dropped);
       --running_;
       --job.block->tasks_left;
       errors_.Set(std::move(st));
     }
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
 }
 
-DownloadTransfer::Lease DownloadTransfer::LeaseBuffer(std::unique_lock<std::mutex>& lock,
-                                                      uint64_t charge) {
+DownloadTransfer::Lease DownloadTransfer::LeaseBuffer(uint64_t charge) {
   Lease lease;
   if (charge == 0) {  // a streamed task: no buffer
     lease.held = true;
     return lease;
   }
   std::vector<std::vector<uint8_t>> dropped;
-  cv_.wait(lock, [&] {
-    if (errors_.failed()) return true;
+  for (;;) {
+    if (errors_.failed()) break;
     lease.held = answers_.TryLease(charge, &lease.answer, &dropped);
-    return lease.held;
-  });
-  lock.unlock();
+    if (lease.held) break;
+    cv_.Wait(mu_);
+  }
+  MutexUnlock unlock(mu_);
   dropped.clear();
   if (lease.answer.fresh) {
     lease.answer.buffer.reserve(lease.answer.counted);
     AdviseHugePages(lease.answer.buffer.data(), lease.answer.buffer.capacity());
   }
-  lock.lock();
   return lease;
 }
 
@@ -380,7 +374,7 @@ Status DownloadTransfer::RunStreamedTask(DownloadBlock& b, const RangeRef& ref,
 }
 
 void DownloadTransfer::RememberCacheKey(const Hash& xorb, const FetchRange& fr) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   cache_keys_.emplace_back(xorb, fr.chunk_start, fr.chunk_end);
 }
 
@@ -441,10 +435,10 @@ Status DownloadTransfer::FinishRange(DownloadBlock& b, const RangeRef& ref, Work
     }
     if (mode_ == Mode::kStream) {
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         b.term_ready[ti] = 1;
       }
-      cv_.notify_all();
+      cv_.NotifyAll();
     }
     if (options_.stats) options_.stats->bytes_done += p.take;
   }

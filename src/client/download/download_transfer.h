@@ -12,12 +12,10 @@
 // record. Thread-safe, except that one caller drives StartBlock and the waits.
 #pragma once
 
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <tuple>
 #include <vector>
 
@@ -27,6 +25,7 @@
 #include "client/download/downloader.h"
 #include "common/buffer_pool.h"
 #include "common/first_error.h"
+#include "common/mutex.h"
 #include "common/result.h"
 #include "common/uninitialized_buffer.h"
 #include "common/worker_group.h"
@@ -100,11 +99,10 @@ class DownloadTransfer {
   class StreamSink;
 
   void WorkerLoop();
-  // Waits (under `lock`) until a buffer for `charge` bytes fits the budget; not held after
-  // a failure. Frees dropped buffers and reserves a new one outside the lock.
-  Lease LeaseBuffer(std::unique_lock<std::mutex>& lock, uint64_t charge);
-  // Under mu_.
-  void ReturnBuffer(Lease lease, std::vector<std::vector<uint8_t>>& dropped);
+  // Waits until a buffer for `charge` bytes fits the budget; not held after a failure.
+  // Frees dropped buffers and reserves a new one with mu_ released.
+  Lease LeaseBuffer(uint64_t charge) REQUIRES(mu_);
+  void ReturnBuffer(Lease lease, std::vector<std::vector<uint8_t>>& dropped) REQUIRES(mu_);
   // The answer bytes a task holds while it runs (0: streamed through, no buffer).
   uint64_t Charge(const DownloadBlock& b, size_t task_index) const;
 
@@ -151,16 +149,17 @@ class DownloadTransfer {
   // page by page.
   BasicBufferPool<UninitializedBytes> term_buffers_{kStreamWindow + 1};
 
-  std::mutex mu_;  // protects queue_, blocks_ (tasks_left, term_ready), running_, answers_,
-                   // closing_, cache_keys_
-  std::condition_variable cv_;  // signals a change of any of them or of errors_
-  std::deque<Job> queue_;
-  std::vector<std::unique_ptr<DownloadBlock>> blocks_;
-  size_t running_ = 0;
-  AnswerBuffers answers_;
-  bool closing_ = false;
+  Mutex mu_;
+  CondVar cv_;  // signals a change of anything mu_ guards or of errors_
+  std::deque<Job> queue_ GUARDED_BY(mu_);
+  // Each block's tasks_left and term_ready are guarded by mu_ too (clang cannot name an
+  // outer object's mutex on another class's members).
+  std::vector<std::unique_ptr<DownloadBlock>> blocks_ GUARDED_BY(mu_);
+  size_t running_ GUARDED_BY(mu_) = 0;
+  AnswerBuffers answers_ GUARDED_BY(mu_);
+  bool closing_ GUARDED_BY(mu_) = false;
   FirstError errors_;  // set under mu_, so that waiters on cv_ see it
-  std::vector<std::tuple<Hash, uint32_t, uint32_t>> cache_keys_;
+  std::vector<std::tuple<Hash, uint32_t, uint32_t>> cache_keys_ GUARDED_BY(mu_);
   WorkerGroup workers_;  // last: started after everything above exists
 };
 

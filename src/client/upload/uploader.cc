@@ -27,11 +27,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <thread>
 #include <unordered_set>
@@ -48,6 +46,7 @@
 #include "common/bounded_queue.h"
 #include "common/buffer_pool.h"
 #include "common/first_error.h"
+#include "common/mutex.h"
 #include "common/worker_group.h"
 #include "format/chunker.h"
 #include "format/keyed_hash.h"
@@ -81,29 +80,29 @@ class ByteBudget {
  public:
   explicit ByteBudget(uint64_t max) : max_(max) {}
   bool Acquire(uint64_t n) {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return cancelled_ || used_ == 0 || used_ + n <= max_; });
+    MutexLock lock(mu_);
+    while (!cancelled_ && used_ != 0 && used_ + n > max_) cv_.Wait(mu_);
     if (cancelled_) return false;
     used_ += n;
     return true;
   }
   void Release(uint64_t n) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     used_ -= std::min(used_, n);
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
   void Cancel() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     cancelled_ = true;
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
 
  private:
   const uint64_t max_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  uint64_t used_ = 0;
-  bool cancelled_ = false;
+  Mutex mu_;
+  CondVar cv_;
+  uint64_t used_ GUARDED_BY(mu_) = 0;
+  bool cancelled_ GUARDED_BY(mu_) = false;
 };
 
 struct SealedXorb {
@@ -130,12 +129,12 @@ class GlobalDedup {
   void Run();
 
   Session& session_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Hash> queue_;
-  std::unordered_set<Hash, HashHasher> asked_;
-  bool stop_ = false;
-  std::vector<std::thread> threads_;
+  Mutex mu_;
+  CondVar cv_;
+  std::deque<Hash> queue_ GUARDED_BY(mu_);
+  std::unordered_set<Hash, HashHasher> asked_ GUARDED_BY(mu_);
+  bool stop_ GUARDED_BY(mu_) = false;
+  std::vector<std::thread> threads_;  // started by the constructor, joined by Stop()
 };
 
 class Session {
@@ -193,8 +192,8 @@ class Session {
   size_t chunk_helpers_ = 0;  // BlockChunker helper threads per worker
   std::unique_ptr<GlobalDedup> global_;
 
-  std::mutex xorbs_mu_;
-  std::vector<CasInfo> new_xorbs_;
+  Mutex xorbs_mu_;
+  std::vector<CasInfo> new_xorbs_ GUARDED_BY(xorbs_mu_);
   std::vector<PendingFileInfo> files_;
   std::vector<UploadedFile> results_;
 };
@@ -205,16 +204,16 @@ GlobalDedup::GlobalDedup(Session& session, bool enabled) : session_(session) {
 }
 
 bool GlobalDedup::Claim(const Hash& chunk) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return !stop_ && asked_.insert(chunk).second;
 }
 
 void GlobalDedup::Enqueue(const Hash& chunk) {
   if (threads_.empty()) return;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (stop_ || queue_.size() >= kGlobalDedupQueue || !asked_.insert(chunk).second) return;
   queue_.push_back(chunk);
-  cv_.notify_one();
+  cv_.NotifyOne();
 }
 
 void GlobalDedup::QueryNow(const Hash& chunk) {
@@ -227,8 +226,8 @@ void GlobalDedup::Run() {
   while (true) {
     Hash chunk;
     {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      MutexLock lock(mu_);
+      while (!stop_ && queue_.empty()) cv_.Wait(mu_);
       if (stop_) return;
       chunk = queue_.front();
       queue_.pop_front();
@@ -240,9 +239,9 @@ void GlobalDedup::Run() {
 
 void GlobalDedup::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
   for (auto& t : threads_) t.join();
   threads_.clear();
@@ -310,7 +309,7 @@ Status Session::Seal(Worker& w) {
   SerializedXorb x = w.builder.Finish();
   index_.SetXorbHash(w.builder_xorb, x.hash);
   {
-    std::lock_guard lock(xorbs_mu_);
+    MutexLock lock(xorbs_mu_);
     new_xorbs_.push_back(CasInfoForXorb(x.hash, x.table, x.bytes.size()));
   }
   const uint64_t n = x.bytes.size();
@@ -507,7 +506,12 @@ Status Session::BuildAndUploadShards() {
   // A xorb sealed twice (same content packed by two workers) is described once.
   std::vector<CasInfo> xorbs;
   std::unordered_set<Hash, HashHasher> seen;
-  for (CasInfo& c : new_xorbs_) {
+  std::vector<CasInfo> sealed;
+  {
+    MutexLock lock(xorbs_mu_);  // uncontended: the workers have stopped
+    sealed = std::move(new_xorbs_);
+  }
+  for (CasInfo& c : sealed) {
     if (seen.insert(c.cas_hash).second) xorbs.push_back(std::move(c));
   }
   XET_ASSIGN_OR_RETURN(auto shards, SplitIntoShards(std::move(files), std::move(xorbs)));

@@ -2,9 +2,10 @@
 // the casUrl), replaceable while the server runs (e.g. once an ephemeral port is known).
 #pragma once
 
-#include <mutex>
 #include <string>
 #include <utility>
+
+#include "common/mutex.h"
 
 namespace xet {
 
@@ -14,17 +15,17 @@ class PublicBaseUrl {
 
   // Thread-safe; handlers see the old or the new base, never a torn one.
   void Set(std::string url) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     url_ = std::move(url);
   }
   std::string Get() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return url_;
   }
 
  private:
-  mutable std::mutex mu_;  // guards url_
-  std::string url_;        // no trailing '/'
+  mutable Mutex mu_;
+  std::string url_ GUARDED_BY(mu_);  // no trailing '/'
 };
 
 }  // namespace xet
