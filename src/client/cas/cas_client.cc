@@ -168,7 +168,7 @@ Result<std::optional<std::vector<uint8_t>>> CasClient::QueryChunk(const Hash& ch
 }
 
 Result<Reconstruction> CasClient::GetReconstruction(
-    const Hash& file_hash, std::optional<std::pair<uint64_t, uint64_t>> range) {
+    const Hash& file_hash, std::optional<std::pair<uint64_t, uint64_t>> range, bool chunk_detail) {
   const std::string hex = file_hash.ToHex();
   ClientRequest req;
   req.headers.emplace_back("Accept", "application/json");
@@ -180,8 +180,9 @@ Result<Reconstruction> CasClient::GetReconstruction(
     req.headers.emplace_back(
         "Range", "bytes=" + std::to_string(range->first) + "-" + std::to_string(range->second));
   }
-  XET_ASSIGN_OR_RETURN(auto resp,
-                       SendWithToken(http_, tokens_, std::move(req), "/v2/reconstructions/" + hex));
+  XET_ASSIGN_OR_RETURN(auto resp, SendWithToken(http_, tokens_, std::move(req),
+                                                "/v2/reconstructions/" + hex +
+                                                    (chunk_detail ? "?chunk_detail=1" : "")));
   XET_RETURN_IF_ERROR(StatusFromResponse(resp, "reconstruction of " + hex));
   return ParseReconstructionJson(resp.body);
 }

@@ -47,6 +47,11 @@ std::unique_ptr<CasTokenSource> MakeStaticTokenSource(XetToken token);
 struct FetchRange {
   uint32_t chunk_start = 0, chunk_end = 0;  // [start, end) chunk indices in the xorb
   uint64_t byte_start = 0, byte_end = 0;    // inclusive byte range in the xorb object
+  // With chunk detail (GetReconstruction's `chunk_detail`): the byte offset in the xorb
+  // object where each chunk of [chunk_start, chunk_end) starts, then the offset one past
+  // the last one (chunk_end - chunk_start + 1 values), so any run of its chunks is a
+  // sub-range a signed URL serves. Empty otherwise.
+  std::vector<uint64_t> chunk_offsets;
 };
 struct FetchEntry {
   std::string url;
@@ -56,6 +61,8 @@ struct ReconTerm {
   Hash xorb_hash;
   uint32_t chunk_start = 0, chunk_end = 0;
   uint64_t unpacked_length = 0;
+  // With chunk detail: the uncompressed length of each chunk of [chunk_start, chunk_end).
+  std::vector<uint32_t> chunk_lengths;
 };
 struct Reconstruction {
   uint64_t offset_into_first_range = 0;
@@ -81,8 +88,12 @@ class CasClient {
   Result<std::optional<std::vector<uint8_t>>> QueryChunk(const Hash& chunk_hash);
   // GET /v2/reconstructions/{file}, optionally for bytes [first, last] of the file.
   // NotFound when the file is unknown or invisible; OutOfRange on 416.
+  // `chunk_detail` asks a xetstore server for FetchRange::chunk_offsets and
+  // ReconTerm::chunk_lengths (xetstore extension, query `chunk_detail=1`; a server without
+  // it leaves them empty).
   Result<Reconstruction> GetReconstruction(const Hash& file_hash,
-                                           std::optional<std::pair<uint64_t, uint64_t>> range);
+                                           std::optional<std::pair<uint64_t, uint64_t>> range,
+                                           bool chunk_detail = false);
   // GETs `entry.url` for ranges [first_range, last_range] of it (one multi-range request,
   // or a single range), delivering each range's bytes in order to `on_range(i, bytes)` as
   // the answer streams in (memory: about one range, more only if a server reorders parts).

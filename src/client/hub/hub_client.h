@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "client/transport/http_client.h"
@@ -23,6 +24,25 @@ struct RemoteBucket {
   std::string created_at;  // ISO-8601 as the server sent it
   uint64_t size = 0;
   uint64_t total_files = 0;
+  // xetstore extension ("generation"): grows with every batch that changed an entry of the
+  // bucket, so "did anything change?" is one cheap request. 0 when the server does not
+  // send it (the Hub).
+  uint64_t generation = 0;
+};
+
+// POSIX metadata kept with a bucket entry (xetstore extension: the "posix" object of tree,
+// paths-info and batch documents; stock Hub clients ignore it). `mode` holds the type bits
+// too: S_IFREG for files, S_IFDIR for explicit directory entries, S_IFLNK for symbolic
+// links (whose entry is the empty file and whose target is `target`).
+struct RemotePosix {
+  uint32_t mode = 0;
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  int64_t atime_ms = 0;  // 0 = unknown
+  std::string target;    // symbolic links only
+  // Extended attributes, name -> value (values are bytes; base64 on the wire), sorted by name.
+  std::vector<std::pair<std::string, std::string>> xattrs;
+  friend bool operator==(const RemotePosix&, const RemotePosix&) = default;
 };
 
 struct RemoteEntry {
@@ -33,18 +53,35 @@ struct RemoteEntry {
   int64_t mtime_ms = 0;     // 0 = unknown
   std::string uploaded_at;  // ISO-8601, may be empty
   std::string content_type;
+  // Set when the entry carries POSIX metadata. A directory with it is an explicit directory
+  // entry (it exists even when empty); one without it only holds entries below it.
+  std::optional<RemotePosix> posix;
 };
 
 // One line of a batch (the NDJSON ops of POST /api/buckets/{id}/batch).
 struct RemoteOp {
-  enum class Kind { kAddFile, kDeleteFile, kCopyFile, kCopyPrefix, kMovePrefix };
+  // kAddDirectory: an explicit directory entry at `path` (xetstore extension);
+  // kSetMetadata: replaces the mtime and POSIX metadata of the entry at `path` (an implied
+  // directory gets an explicit entry) without touching its content (xetstore extension).
+  enum class Kind {
+    kAddFile,
+    kDeleteFile,
+    kCopyFile,
+    kCopyPrefix,
+    kMovePrefix,
+    kAddDirectory,
+    kSetMetadata
+  };
   Kind kind = Kind::kAddFile;
   std::string path;  // add/delete/copy target
   Hash xet_hash;     // add/copy
   int64_t mtime_ms = 0;
   std::string content_type;
-  std::string source_bucket;  // copy/copyPrefix: "NAMESPACE/BUCKET"
-  std::string from, to;       // copyPrefix/movePrefix
+  std::string source_bucket;         // copy/copyPrefix: "NAMESPACE/BUCKET"
+  std::string from, to;              // copyPrefix/movePrefix
+  std::optional<RemotePosix> posix;  // addFile, addDirectory, setMetadata
+  // movePrefix: fail the op when anything exists at `to` or below it (rename NOREPLACE).
+  bool no_replace = false;
 };
 
 struct BatchOutcome {

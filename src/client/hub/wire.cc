@@ -285,6 +285,9 @@ Result<std::string> SerializeBatchOps(std::span<const RemoteOp> ops, const std::
         case RemoteOp::Kind::kMovePrefix:
           j = {{"type", "movePrefix"}, {"from", op.from}, {"to", op.to}};
           break;
+        case RemoteOp::Kind::kAddDirectory:
+        case RemoteOp::Kind::kSetMetadata:
+          return Status::Unimplemented("batch: POSIX metadata operations are not wired yet");
       }
       out += j.dump();  // strict: invalid UTF-8 throws (caught below)
       out += '\n';
