@@ -6,11 +6,14 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "cli/bucket_commands.h"
 #include "cli/cp_command.h"
 #include "cli/hash_commands.h"
 #include "cli/ls_command.h"
+#include "cli/mount_command.h"
 #include "cli/output.h"
 #include "cli/remote_options.h"
 #include "cli/rm_command.h"
@@ -59,8 +62,13 @@ int RunApp(int argc, char** argv) {
   AddCpCommand(app, remote, &exit_code);
   AddRmCommand(app, remote, &exit_code);
   AddSyncCommand(app, remote, &exit_code);
+  AddMountCommands(app, remote, &exit_code);
+  // mount(8) runs `xetstore SOURCE MOUNTPOINT -o OPTIONS` for fuse.xetstore fstab lines.
+  std::vector<std::string> args = RewriteFstabArgs(std::vector<std::string>(argv, argv + argc));
+  std::vector<char*> arg_ptrs;
+  for (std::string& a : args) arg_ptrs.push_back(a.data());
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(arg_ptrs.size()), arg_ptrs.data());
   } catch (const CLI::ParseError& e) {
     // Prints help/version (exit 0) or the usage error (exit kExitUsage).
     return app.exit(e) == 0 ? kExitOk : kExitUsage;

@@ -1,0 +1,480 @@
+// BucketFs: file content. Opening, reading and writing files, staging, and the commits
+// that upload staged files and register them in one batch (mount/bucket_fs.h).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+
+#include "client/upload/uploader.h"
+#include "common/byte_source.h"
+#include "mount/bucket_fs.h"
+#include "mount/bucket_fs_state.h"
+#include "mount/mount_paths.h"
+
+namespace xet {
+
+namespace {
+
+bool Writable(int flags) { return (flags & O_ACCMODE) != O_RDONLY; }
+
+}  // namespace
+
+std::shared_ptr<BucketFs::FileState> BucketFs::FindState(Ino ino) const {
+  MutexLock lock(mu_);
+  auto it = files_.find(ino);
+  return it == files_.end() ? nullptr : it->second;
+}
+
+std::optional<uint64_t> BucketFs::StagedSize(Ino ino) const {
+  auto st = FindState(ino);
+  if (!st || !st->has_staged.load()) return std::nullopt;
+  return st->size.load();
+}
+
+std::shared_ptr<BucketFs::FileState> BucketFs::PinState(Ino ino, const NodeAttr& attr) {
+  MutexLock lock(mu_);
+  auto& slot = files_[ino];
+  if (!slot) {
+    slot = std::make_shared<FileState>(ino);
+    MutexLock st_lock(slot->mu);  // new, so no other thread can hold it
+    slot->base_hash = attr.hash;
+    slot->base_size = attr.size;
+    slot->size = attr.size;
+  }
+  slot->pins += 1;
+  return slot;
+}
+
+void BucketFs::Unpin(const std::shared_ptr<FileState>& st) {
+  {
+    MutexLock lock(mu_);
+    if (--st->pins > 0) return;
+  }
+  // Idle: drop the staged copy once committed, and the state with it. A state that is
+  // busy (its lock held, e.g. by a commit) is left for a later Unpin.
+  {
+    MutexLock st_lock(st->mu);
+    if (st->dirty()) return;
+    st->staged.reset();
+    st->has_staged = false;
+    st->base_stream.reset();
+  }
+  MutexLock lock(mu_);
+  auto it = files_.find(st->ino);
+  if (it == files_.end() || it->second != st || st->pins > 0) return;
+  if (!st->mu.TryLock()) return;
+  const bool dirty = st->dirty();
+  st->mu.Unlock();
+  if (!dirty) files_.erase(it);
+}
+
+int BucketFs::EnsureStaged(FileState& st) {
+  if (st.staged) return 0;
+  if (options_.read_only) return EROFS;
+  auto staged = StagedFile::Create(options_.staging_dir, st.base_size);
+  if (!staged.ok()) return ToErrno(staged.status(), "staging");
+  st.staged = std::move(*staged);
+  st.size = st.staged->size();
+  st.has_staged = true;
+  return 0;
+}
+
+Status BucketFs::ReadBase(FileState& st, uint64_t offset, std::span<uint8_t> out) {
+  if (!st.base_stream) st.base_stream = content_.Open(st.base_hash, st.base_size);
+  size_t done = 0;
+  while (done < out.size()) {
+    XET_ASSIGN_OR_RETURN(size_t n, st.base_stream->Read(offset + done, out.subspan(done)));
+    if (n == 0) return Status::Corruption("the remote file ended early");
+    done += n;
+  }
+  return Status::Ok();
+}
+
+void BucketFs::MarkWritten(Ino ino, uint64_t size) {
+  auto path = inodes_.Path(ino);
+  if (!path) return;
+  const int64_t now = NowMs();
+  meta_.Update(*path, [&](NodeAttr& a) {
+    a.size = size;
+    a.mtime_ms = a.ctime_ms = now;
+    a.pending = true;
+  });
+}
+
+int BucketFs::Open(Ino ino, int flags, uint64_t* fh, bool* keep_cache) {
+  NodeAttr attr;
+  if (int err = GetAttr(ino, &attr); err != 0) return err;
+  if (attr.kind == NodeKind::kDirectory) return EISDIR;
+  if (attr.kind == NodeKind::kSymlink) return ELOOP;
+  if (Writable(flags) && options_.read_only) return EROFS;
+  auto st = PinState(ino, attr);
+  int err = 0;
+  bool truncated = false;
+  {
+    MutexLock lock(st->mu);
+    // A clean file another client replaced since: read the new version.
+    if (!st->staged && st->base_hash != attr.hash) {
+      st->base_hash = attr.hash;
+      st->base_size = attr.size;
+      st->size = attr.size;
+      st->base_stream.reset();
+    }
+    if (Writable(flags) && (flags & O_TRUNC) != 0 && st->size.load() != 0) {
+      err = EnsureStaged(*st);
+      if (err == 0) {
+        Status s = st->staged->Truncate(0);
+        if (s.ok()) {
+          st->version += 1;
+          st->size = 0;
+          truncated = true;
+        } else {
+          err = ToErrno(s, "truncating");
+        }
+      }
+    }
+    if (err == 0 && !st->staged && st->base_size > 0) {
+      content_.Prefetch(st->base_hash, st->base_size);
+    }
+  }
+  if (err != 0) {
+    Unpin(st);
+    return err;
+  }
+  if (truncated) MarkWritten(ino, 0);
+  auto h = std::make_shared<Handle>();
+  h->state = st;
+  h->flags = flags;
+  h->wrote = truncated;
+  MutexLock lock(mu_);
+  auto cached = page_cache_.find(ino);
+  *keep_cache = cached != page_cache_.end() && cached->second == attr.hash && !truncated;
+  page_cache_[ino] = attr.hash;
+  *fh = next_fh_++;
+  handles_[*fh] = std::move(h);
+  return 0;
+}
+
+int BucketFs::Create(Ino parent, const std::string& name, uint32_t mode, int flags,
+                     const FsCaller& caller, Ino* ino, NodeAttr* attr, uint64_t* fh) {
+  if (options_.read_only) return EROFS;
+  std::string path;
+  {
+    MutexLock ns(ns_mu_);
+    if (int err = ChildPath(parent, name, &path); err != 0) return err;
+    NodeAttr existing;
+    if (meta_.Stat(path, &existing).ok()) {
+      if ((flags & O_EXCL) != 0) return EEXIST;
+      if (existing.kind == NodeKind::kDirectory) return EISDIR;
+    } else {
+      *attr = NewNodeAttr(NodeKind::kFile, mode, caller.uid, caller.gid, NowMs());
+      attr->pending = true;
+      attr->on_server = false;
+      meta_.Put(path, *attr);
+    }
+  }
+  *ino = inodes_.Lookup(path);
+  bool keep_cache = false;
+  if (int err = Open(*ino, flags, fh, &keep_cache); err != 0) return err;
+  std::shared_ptr<Handle> h;
+  {
+    MutexLock lock(mu_);
+    h = handles_[*fh];
+  }
+  {
+    MutexLock lock(h->state->mu);
+    if (int err = EnsureStaged(*h->state); err != 0) return err;
+    // A new file is committed at its close even if nothing is written to it.
+    if (!h->state->dirty() && h->state->commit_attempts == 0 && h->state->base_size == 0 &&
+        h->state->base_hash == Hash{}) {
+      h->state->version += 1;
+    }
+  }
+  h->wrote = true;
+  return GetAttr(*ino, attr);
+}
+
+int BucketFs::Read(uint64_t fh, uint64_t offset, std::span<uint8_t> out, size_t* n) {
+  std::shared_ptr<Handle> h;
+  {
+    MutexLock lock(mu_);
+    auto it = handles_.find(fh);
+    if (it == handles_.end()) return EBADF;
+    h = it->second;
+  }
+  FileState& st = *h->state;
+  Hash hash;
+  uint64_t size = 0;
+  {
+    MutexLock lock(st.mu);
+    if (st.staged) {
+      auto r = st.staged->Read(offset, out, [&](uint64_t off, std::span<uint8_t> buf) {
+        return ReadBase(st, off, buf);
+      });
+      if (!r.ok()) return ToErrno(r.status(), "reading");
+      *n = *r;
+      return 0;
+    }
+    hash = st.base_hash;
+    size = st.base_size;
+  }
+  std::shared_ptr<FileStream> stream;
+  {
+    MutexLock lock(h->mu);
+    if (!h->stream || h->stream_hash != hash) {
+      h->stream = content_.Open(hash, size);
+      h->stream_hash = hash;
+    }
+    stream = h->stream;
+  }
+  auto r = stream->Read(offset, out);
+  if (!r.ok()) return ToErrno(r.status(), "reading");
+  *n = *r;
+  return 0;
+}
+
+int BucketFs::Write(uint64_t fh, uint64_t offset, std::span<const uint8_t> data) {
+  std::shared_ptr<Handle> h;
+  {
+    MutexLock lock(mu_);
+    auto it = handles_.find(fh);
+    if (it == handles_.end()) return EBADF;
+    h = it->second;
+  }
+  if (!Writable(h->flags)) return EBADF;
+  FileState& st = *h->state;
+  uint64_t size = 0;
+  {
+    MutexLock lock(st.mu);
+    if (int err = EnsureStaged(st); err != 0) return err;
+    Status s = st.staged->Write(offset, data);
+    if (!s.ok()) return ToErrno(s, "writing");
+    st.version += 1;
+    size = st.staged->size();
+    st.size = size;
+  }
+  h->wrote = true;
+  MarkWritten(st.ino, size);
+  return 0;
+}
+
+int BucketFs::Flush(uint64_t fh) {
+  std::shared_ptr<Handle> h;
+  {
+    MutexLock lock(mu_);
+    auto it = handles_.find(fh);
+    if (it == handles_.end()) return EBADF;
+    h = it->second;
+  }
+  if (h->wrote) commits_->Enqueue(h->state->ino);
+  return 0;
+}
+
+void BucketFs::Release(uint64_t fh) {
+  std::shared_ptr<Handle> h;
+  {
+    MutexLock lock(mu_);
+    auto it = handles_.find(fh);
+    if (it == handles_.end()) return;
+    h = std::move(it->second);
+    handles_.erase(it);
+  }
+  if (h->wrote) commits_->Enqueue(h->state->ino);
+  Unpin(h->state);
+}
+
+int BucketFs::Fsync(uint64_t fh) {
+  std::shared_ptr<Handle> h;
+  {
+    MutexLock lock(mu_);
+    auto it = handles_.find(fh);
+    if (it == handles_.end()) return EBADF;
+    h = it->second;
+  }
+  FileState& st = *h->state;
+  MutexLock lock(st.mu);
+  const uint64_t target = st.version;
+  while (st.committed_version < target) {
+    const uint64_t attempts = st.commit_attempts;
+    commits_->Enqueue(st.ino);
+    while (st.commit_attempts == attempts) st.changed.Wait(st.mu);
+    if (st.committed_version < target && !st.commit_error.ok()) return EIO;
+  }
+  return 0;
+}
+
+int BucketFs::Fallocate(uint64_t fh, int mode, uint64_t offset, uint64_t length) {
+  if (mode != 0) return EOPNOTSUPP;
+  std::shared_ptr<Handle> h;
+  {
+    MutexLock lock(mu_);
+    auto it = handles_.find(fh);
+    if (it == handles_.end()) return EBADF;
+    h = it->second;
+  }
+  if (!Writable(h->flags)) return EBADF;
+  FileState& st = *h->state;
+  uint64_t size = 0;
+  {
+    MutexLock lock(st.mu);
+    if (int err = EnsureStaged(st); err != 0) return err;
+    if (offset + length > st.staged->size()) {
+      Status s = st.staged->Truncate(offset + length);
+      if (!s.ok()) return ToErrno(s, "allocating");
+      st.version += 1;
+    }
+    size = st.staged->size();
+    st.size = size;
+  }
+  h->wrote = true;
+  MarkWritten(st.ino, size);
+  return 0;
+}
+
+int BucketFs::SyncAll() { return commits_ && !commits_->Drain() ? EIO : 0; }
+
+Result<CasClient*> BucketFs::WriteCas() {
+  MutexLock lock(cas_mu_);
+  if (!write_cas_) {
+    XET_ASSIGN_OR_RETURN(write_cas_, conn_.OpenCas(options_.bucket_id, /*write=*/true));
+  }
+  return &write_cas_->client();
+}
+
+// Commits a group of files: each staged copy is completed (the bytes of the previous
+// version it never needed are fetched), the group is uploaded in one Uploader session
+// (only chunks the server lacks are sent), and one batch registers every file still
+// linked, with its metadata. The files' locks are held throughout, so writes to them wait
+// and what is committed is one version of each. Returns the inodes to retry.
+std::vector<Ino> BucketFs::CommitGroup(const std::vector<Ino>& inos) NO_THREAD_SAFETY_ANALYSIS {
+  std::vector<std::shared_ptr<FileState>> states;
+  {
+    MutexLock lock(mu_);
+    for (Ino ino : inos) {
+      auto it = files_.find(ino);
+      if (it == files_.end()) continue;
+      it->second->pins += 1;
+      states.push_back(it->second);
+    }
+  }
+  for (auto& st : states) st->mu.Lock();  // ascending inode order: no other thread locks two
+
+  struct Work {
+    FileState* st;
+    uint64_t version;
+  };
+  std::vector<Work> work;
+  std::vector<Ino> failed;
+  Status error;
+  for (auto& st : states) {
+    if (!st->dirty() || !st->staged) continue;
+    if (Status s = st->staged->FetchAll(
+            [&](uint64_t off, std::span<uint8_t> buf) { return ReadBase(*st, off, buf); });
+        !s.ok()) {
+      error = s;
+      st->commit_error = s;
+      failed.push_back(st->ino);
+      continue;
+    }
+    work.push_back({st.get(), st->version});
+  }
+
+  std::vector<UploadedFile> uploaded(work.size());
+  std::vector<UploadItem> items;
+  std::vector<size_t> item_of;  // work index of each item (empty files need no upload)
+  for (size_t i = 0; i < work.size(); ++i) {
+    if (work[i].st->staged->size() == 0) continue;  // the empty file: hash all zeros
+    UploadItem item;
+    item.name = work[i].st->staged->path();
+    item.size_hint = work[i].st->staged->size();
+    item.open = [path = item.name] { return OpenFileSource(path); };
+    items.push_back(std::move(item));
+    item_of.push_back(i);
+  }
+  if (!items.empty()) {
+    auto cas = WriteCas();
+    Result<std::vector<UploadedFile>> files = cas.status();
+    if (cas.ok()) {
+      UploadOptions options;
+      options.shard_cache_dir = conn_.ShardCacheDir(options_.bucket_id);
+      Uploader uploader(**cas, options);
+      files = uploader.Upload(items);
+    }
+    if (!files.ok()) {
+      error = files.status();
+    } else {
+      for (size_t k = 0; k < item_of.size(); ++k) uploaded[item_of[k]] = (*files)[k];
+    }
+  }
+
+  if (error.ok() && !work.empty()) {
+    MutexLock ns(ns_mu_);
+    std::vector<RemoteOp> ops;
+    std::vector<std::pair<size_t, std::string>> registered;
+    for (size_t i = 0; i < work.size(); ++i) {
+      auto path = inodes_.Path(work[i].st->ino);
+      if (!path) continue;  // unlinked meanwhile: nothing to register
+      NodeAttr attr;
+      if (!meta_.Stat(*path, &attr).ok()) continue;
+      RemoteOp op;
+      op.kind = RemoteOp::Kind::kAddFile;
+      op.path = RemotePath(*path);
+      op.xet_hash = uploaded[i].file_hash;
+      op.mtime_ms = attr.mtime_ms;
+      op.posix = PosixFromAttr(attr);
+      ops.push_back(std::move(op));
+      registered.emplace_back(i, *path);
+    }
+    if (!ops.empty()) {
+      if (int err = RunBatch(std::move(ops)); err != 0) {
+        error = Status::IoError("registering the committed files failed");
+      } else {
+        for (const auto& [i, path] : registered) {
+          const Hash hash = uploaded[i].file_hash;
+          const uint64_t size = work[i].st->staged->size();
+          meta_.Update(path, [&](NodeAttr& a) {
+            a.hash = hash;
+            a.size = size;
+            a.pending = false;
+            a.on_server = true;
+            a.has_posix = true;
+          });
+        }
+      }
+    }
+  }
+
+  for (size_t i = 0; i < work.size(); ++i) {
+    FileState& st = *work[i].st;
+    if (error.ok()) {
+      st.base_hash = uploaded[i].file_hash;
+      st.base_size = st.staged->size();
+      st.base_stream.reset();
+      st.committed_version = work[i].version;
+      st.commit_error = Status::Ok();
+    } else {
+      st.commit_error = error;
+      failed.push_back(st.ino);
+    }
+  }
+  for (auto& st : states) {
+    st->commit_attempts += 1;
+    st->changed.NotifyAll();
+    st->mu.Unlock();
+  }
+  if (!error.ok()) ToErrno(error, "committing");
+  {
+    // The page cache now holds the committed version.
+    MutexLock lock(mu_);
+    for (auto& w : work) {
+      if (error.ok()) page_cache_[w.st->ino] = uploaded[&w - work.data()].file_hash;
+    }
+  }
+  for (auto& st : states) Unpin(st);
+  std::sort(failed.begin(), failed.end());
+  failed.erase(std::unique(failed.begin(), failed.end()), failed.end());
+  return failed;
+}
+
+}  // namespace xet

@@ -1,0 +1,55 @@
+// The private records of BucketFs (mount/bucket_fs.h): one FileState per file that is
+// open or has changes waiting for their commit, one Handle per open file, one DirHandle
+// per open directory. Included by BucketFs's own sources only.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "common/mutex.h"
+#include "mount/bucket_fs.h"
+
+namespace xet {
+
+struct BucketFs::FileState {
+  explicit FileState(Ino i) : ino(i) {}
+  const Ino ino;
+  Mutex mu;
+  CondVar changed;
+  // The committed version this file's content starts from.
+  Hash base_hash GUARDED_BY(mu);
+  uint64_t base_size GUARDED_BY(mu) = 0;
+  // Written content, staged until committed (null: the content is the committed version).
+  std::unique_ptr<StagedFile> staged GUARDED_BY(mu);
+  uint64_t version GUARDED_BY(mu) = 0;            // bumped by every change of the content
+  uint64_t committed_version GUARDED_BY(mu) = 0;  // the last version committed
+  Status commit_error GUARDED_BY(mu);             // why the last commit failed, if it did
+  uint64_t commit_attempts GUARDED_BY(mu) = 0;    // finished commit attempts
+  // The staged size, readable without `mu` (stat must not wait for a running commit).
+  std::atomic<uint64_t> size{0};
+  std::atomic<bool> has_staged{false};
+  // Open handles and running operations that need this state to stay the file's; changed
+  // only under BucketFs::mu_ (the state is dropped only when none remain).
+  std::atomic<int> pins{0};
+  // Reads of the committed version for filling a staged file's gaps.
+  std::shared_ptr<FileStream> base_stream GUARDED_BY(mu);
+
+  bool dirty() const REQUIRES(mu) { return version != committed_version; }
+};
+
+struct BucketFs::Handle {
+  std::shared_ptr<FileState> state;
+  int flags = 0;
+  bool wrote = false;
+  // Reads of the committed version; replaced when the version changes under the handle.
+  Mutex mu;
+  Hash stream_hash GUARDED_BY(mu);
+  std::shared_ptr<FileStream> stream GUARDED_BY(mu);
+};
+
+struct BucketFs::DirHandle {
+  std::vector<DirEntry> entries;
+};
+
+}  // namespace xet

@@ -1,0 +1,97 @@
+#include "mount/commit_queue.h"
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+namespace xet {
+
+namespace {
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+constexpr int64_t kFirstRetryMs = 1000;
+constexpr int64_t kMaxRetryMs = 30'000;
+
+}  // namespace
+
+CommitQueue::CommitQueue(CommitFn commit) : commit_(std::move(commit)) {
+  thread_ = std::thread([this] { Run(); });
+}
+
+CommitQueue::~CommitQueue() {
+  Drain();
+  {
+    MutexLock lock(mu_);
+    stop_ = true;
+  }
+  cv_.NotifyAll();
+  thread_.join();
+}
+
+void CommitQueue::Enqueue(Ino ino) {
+  {
+    MutexLock lock(mu_);
+    queued_.insert(ino);
+  }
+  cv_.NotifyAll();
+}
+
+bool CommitQueue::Drain() {
+  MutexLock lock(mu_);
+  drain_now_ = true;
+  last_failed_ = false;
+  cv_.NotifyAll();
+  while (running_ || !queued_.empty() || (!retry_.empty() && drain_now_)) cv_.Wait(mu_);
+  drain_now_ = false;
+  return !last_failed_ && retry_.empty();
+}
+
+void CommitQueue::Run() {
+  MutexLock lock(mu_);
+  while (true) {
+    const bool retry_due = !retry_.empty() && (drain_now_ || NowMs() >= retry_at_ms_);
+    if (queued_.empty() && !retry_due) {
+      if (stop_) return;
+      if (!retry_.empty()) {
+        cv_.WaitFor(mu_, std::chrono::milliseconds(std::max<int64_t>(1, retry_at_ms_ - NowMs())));
+      } else {
+        if (drain_now_) drain_now_ = false;
+        cv_.NotifyAll();
+        cv_.Wait(mu_);
+      }
+      continue;
+    }
+    std::set<Ino> group = std::move(queued_);
+    queued_.clear();
+    if (retry_due) {
+      group.insert(retry_.begin(), retry_.end());
+      retry_.clear();
+    }
+    running_ = true;
+    std::vector<Ino> failed;
+    {
+      MutexUnlock unlock(mu_);
+      failed = commit_(std::vector<Ino>(group.begin(), group.end()));
+    }
+    running_ = false;
+    if (failed.empty()) {
+      retry_delay_ms_ = 0;
+    } else {
+      last_failed_ = true;
+      retry_delay_ms_ =
+          retry_delay_ms_ == 0 ? kFirstRetryMs : std::min(kMaxRetryMs, retry_delay_ms_ * 2);
+      retry_at_ms_ = NowMs() + retry_delay_ms_;
+      retry_.insert(failed.begin(), failed.end());
+      // A drain waits for one attempt of each, not for the retries.
+      if (drain_now_) drain_now_ = false;
+    }
+    cv_.NotifyAll();
+  }
+}
+
+}  // namespace xet

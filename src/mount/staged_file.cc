@@ -1,0 +1,121 @@
+#include "mount/staged_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <vector>
+
+#include "common/errno_status.h"
+
+namespace xet {
+
+namespace {
+
+Status PwriteAll(int fd, const uint8_t* data, size_t len, uint64_t offset) {
+  while (len > 0) {
+    const ssize_t n = ::pwrite(fd, data, len, static_cast<off_t>(offset));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return StatusFromErrno("writing the staging file", errno);
+    }
+    data += n;
+    len -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return Status::Ok();
+}
+
+Status PreadAll(int fd, uint8_t* data, size_t len, uint64_t offset) {
+  while (len > 0) {
+    const ssize_t n = ::pread(fd, data, len, static_cast<off_t>(offset));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return StatusFromErrno("reading the staging file", errno);
+    }
+    if (n == 0) {  // a hole at the end of a sparse file reads as zeros
+      std::fill(data, data + len, uint8_t{0});
+      return Status::Ok();
+    }
+    data += n;
+    len -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<StagedFile>> StagedFile::Create(const std::string& dir, uint64_t base_size) {
+  std::string path = dir + "/staged-XXXXXX";
+  const int fd = ::mkostemp(path.data(), O_CLOEXEC);
+  if (fd < 0) return StatusFromErrno("creating a staging file in " + dir, errno);
+  UniqueFd owned(fd);
+  if (::ftruncate(fd, static_cast<off_t>(base_size)) != 0) {
+    const int err = errno;
+    ::unlink(path.c_str());
+    return StatusFromErrno("sizing the staging file", err);
+  }
+  return std::unique_ptr<StagedFile>(new StagedFile(std::move(path), std::move(owned), base_size));
+}
+
+StagedFile::StagedFile(std::string path, UniqueFd fd, uint64_t base_size)
+    : path_(std::move(path)), fd_(std::move(fd)), base_size_(base_size), size_(base_size) {}
+
+StagedFile::~StagedFile() { ::unlink(path_.c_str()); }
+
+Status StagedFile::Write(uint64_t offset, std::span<const uint8_t> data) {
+  XET_RETURN_IF_ERROR(PwriteAll(fd_.get(), data.data(), data.size(), offset));
+  if (offset > size_) local_.Add(size_, offset);  // the gap is zeros, not remote bytes
+  local_.Add(offset, offset + data.size());
+  size_ = std::max<uint64_t>(size_, offset + data.size());
+  return Status::Ok();
+}
+
+Status StagedFile::Truncate(uint64_t size) {
+  if (::ftruncate(fd_.get(), static_cast<off_t>(size)) != 0) {
+    return StatusFromErrno("truncating the staging file", errno);
+  }
+  if (size < size_) {
+    local_.TruncateTo(size);
+    base_size_ = std::min(base_size_, size);
+  } else {
+    local_.Add(size_, size);
+  }
+  size_ = size;
+  return Status::Ok();
+}
+
+Status StagedFile::FetchRange(uint64_t start, uint64_t end, const RemoteRead& remote) {
+  constexpr uint64_t kPiece = 8ull << 20;
+  std::vector<uint8_t> buf;
+  for (const auto& [gap_start, gap_end] : local_.Gaps(start, std::min(end, base_size_))) {
+    for (uint64_t pos = gap_start; pos < gap_end; pos += kPiece) {
+      const uint64_t n = std::min(kPiece, gap_end - pos);
+      buf.resize(n);
+      XET_RETURN_IF_ERROR(remote(pos, buf));
+      XET_RETURN_IF_ERROR(PwriteAll(fd_.get(), buf.data(), buf.size(), pos));
+      local_.Add(pos, pos + n);
+    }
+  }
+  return Status::Ok();
+}
+
+Result<size_t> StagedFile::Read(uint64_t offset, std::span<uint8_t> out, const RemoteRead& remote) {
+  if (offset >= size_) return size_t{0};
+  const size_t n = static_cast<size_t>(std::min<uint64_t>(out.size(), size_ - offset));
+  XET_RETURN_IF_ERROR(FetchRange(offset, offset + n, remote));
+  XET_RETURN_IF_ERROR(PreadAll(fd_.get(), out.data(), n, offset));
+  return n;
+}
+
+Status StagedFile::FetchAll(const RemoteRead& remote) { return FetchRange(0, size_, remote); }
+
+uint64_t StagedFile::missing_bytes() const {
+  uint64_t n = 0;
+  for (const auto& [s, e] : local_.Gaps(0, std::min(size_, base_size_))) n += e - s;
+  return n;
+}
+
+}  // namespace xet
