@@ -67,7 +67,7 @@ HttpResponse ResolveService::Resolve(const HttpRequest& req, const RouteParams& 
   if (Status st = ValidateBucketPath(path); !st.ok()) return ErrorResponse(st);
   auto entry = index_.GetBucketEntry(bucket->ns, bucket->name, path);
   if (!entry.ok()) return BucketErrorResponse(entry.status());
-  if (!*entry) return EntryNotFound(path);
+  if (!*entry || (*entry)->is_directory) return EntryNotFound(path);  // directories have no bytes
 
   const std::string public_url = public_url_.Get();
   const std::string hash = (*entry)->file_hash.ToHex();
