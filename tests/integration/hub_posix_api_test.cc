@@ -163,9 +163,14 @@ TEST_F(HubPosixApiTest, PosixDirectoriesAndLinksRoundTrip) {
   EXPECT_EQ(after[1]["type"], "directory");
   EXPECT_EQ(after[1]["mtime"], "1970-01-01T00:00:09.000Z");
 
-  // A directory has no bytes to resolve.
+  // A directory has no bytes to resolve; a symbolic link is the empty file, which was never
+  // uploaded.
   const auto res = Fetch("GET", Url("/buckets/ns/b/resolve/d"), {Bearer(admin_)});
   EXPECT_EQ(res.status, 404);
+  const auto link = Fetch("GET", Url("/buckets/ns/b/resolve/d/l"), {Bearer(admin_)});
+  EXPECT_EQ(link.status, 200) << link.body;
+  EXPECT_TRUE(link.body.empty());
+  EXPECT_EQ(link.headers.count("x-linked-size") ? link.headers.at("x-linked-size") : "", "0");
   // Directory entries count in no total.
   EXPECT_EQ(Get("")["totalFiles"], 3);
 

@@ -89,7 +89,10 @@ HttpResponse ResolveService::Resolve(const HttpRequest& req, const RouteParams& 
     return res;
   }
 
-  auto file = index_.GetFile((*entry)->file_hash);
+  // The empty file needs no record (a symbolic link's entry points at it unregistered).
+  auto file = (*entry)->file_hash.IsZero()
+                  ? Result<std::optional<FileRecord>>(std::optional<FileRecord>(FileRecord{}))
+                  : index_.GetFile((*entry)->file_hash);
   if (!file.ok()) return ErrorResponse(file.status());
   if (!*file) return ErrorResponse(Status::Internal("bucket entry names an unknown file"));
   const uint64_t size = (*file)->size;
