@@ -17,16 +17,13 @@
 
 #include "mount/bucket_fs_state.h"
 #include "mount/mount_paths.h"
+#include "protocol/posix_metadata.h"
 
 namespace xet {
 
 namespace {
 
 constexpr size_t kMaxNameBytes = 255;
-constexpr size_t kMaxSymlinkTarget = 4095;
-constexpr size_t kMaxXattrName = 255;
-constexpr size_t kMaxXattrValue = 64 << 10;
-constexpr size_t kMaxXattrs = 64;
 
 int CheckName(const std::string& name) {
   if (name.empty() || name == "." || name == "..") return EINVAL;
@@ -300,7 +297,7 @@ int BucketFs::MkDir(Ino parent, const std::string& name, uint32_t mode, const Fs
 int BucketFs::Symlink(const std::string& target, Ino parent, const std::string& name,
                       const FsCaller& caller, Ino* ino, NodeAttr* attr) {
   if (options_.read_only) return EROFS;
-  if (target.empty() || target.size() > kMaxSymlinkTarget) return ENAMETOOLONG;
+  if (target.empty() || target.size() > kMaxSymlinkTargetBytes) return ENAMETOOLONG;
   MutexLock ns(ns_mu_);
   std::string path;
   if (int err = ChildPath(parent, name, &path); err != 0) return err;
@@ -422,8 +419,8 @@ int BucketFs::Rename(Ino parent, const std::string& name, Ino new_parent,
 // --- extended attributes
 
 int BucketFs::SetXattr(Ino ino, const std::string& name, std::string_view value, int flags) {
-  if (name.empty() || name.size() > kMaxXattrName) return ERANGE;
-  if (value.size() > kMaxXattrValue) return E2BIG;
+  if (name.empty() || name.size() > kMaxXattrNameBytes) return ERANGE;
+  if (value.size() > kMaxXattrValueBytes) return E2BIG;
   if (name.rfind("user.", 0) != 0 && name.rfind("trusted.", 0) != 0) return ENOTSUP;
   return UpdateMetadata(ino, [&](NodeAttr& a) {
     auto it = std::lower_bound(a.xattrs.begin(), a.xattrs.end(), name,
