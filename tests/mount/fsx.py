@@ -632,11 +632,14 @@ class Runner:
         self.dump_log()
         print("%d passed, %d failed" % (self.passed, self.failed + 1))
 
-    def dump_log(self):
-        path = self.args.log
-        with open(path, "w") as f:
+    def write_log(self):
+        with open(self.args.log, "w") as f:
             for op in self.log:
                 f.write(json.dumps(op) + "\n")
+
+    def dump_log(self):
+        path = self.args.log
+        self.write_log()
         tail = self.log[-self.args.log_tail:]
         print("--- op log (%d ops%s; all of it in %s):"
               % (len(self.log), ", the last %d shown" % len(tail) if len(tail) < len(self.log)
@@ -676,8 +679,8 @@ def main():
     ap.add_argument("--remount-cmd", help="shell command that unmounts and remounts DIR")
     ap.add_argument("--remounts", type=int, default=3, help="remount points (default 3)")
     ap.add_argument("--replay", help="run the ops of this log (JSON lines) instead of a seed")
-    ap.add_argument("--log", help="where the op log goes on a mismatch "
-                                  "(default fsx-SEED.ops.jsonl in $TMPDIR)")
+    ap.add_argument("--log", help="write the op log here (always when given; by default it is "
+                                  "written on a mismatch only, to $TMPDIR/fsx-SEED.ops.jsonl)")
     ap.add_argument("--log-tail", type=int, default=500, help="ops of the log printed (500)")
     ap.add_argument("--op-timeout", type=int, default=300,
                     help="seconds one op may take before the run fails as hung (0: no limit)")
@@ -690,6 +693,7 @@ def main():
             ap.error("%s is not a directory" % d)
     if os.path.realpath(args.dir) == os.path.realpath(args.refdir):
         ap.error("DIR and REFDIR must differ")
+    args.log_given = args.log is not None
     if args.log is None:
         args.log = os.path.join(os.environ.get("TMPDIR", "/tmp"),
                                 "fsx-%d.ops.jsonl" % args.seed)
@@ -740,6 +744,8 @@ def main():
     finally:
         dut.close_all()
         ref.close_all()
+    if args.log_given:
+        runner.write_log()
     if not ok:
         runner.dump_log()
         print("# directories kept: %s %s" % (dut.root, ref.root))
