@@ -254,6 +254,9 @@ class T:
     def eq(self, got, want, what):
         return self.check(got == want, what, repr(want), repr(got))
 
+    def eq_mode(self, got, want, what):
+        return self.check(got == want, what, "%04o" % want, "%04o" % got)
+
     def mode(self, path, want, what=None, follow=True):
         st = os.stat(path) if follow else os.lstat(path)
         return self.check(stat.S_IMODE(st.st_mode) == want, what or "mode of " + self.rel(path),
@@ -470,7 +473,7 @@ def chmod_fchmod(t):
     try:
         for m in (0o600, 0o751, 0o4711, 0o444):
             if t.did(os.fchmod, fd, m, what="fchmod %04o" % m):
-                t.eq(stat.S_IMODE(os.fstat(fd).st_mode), m, "fstat mode after fchmod %04o" % m)
+                t.eq_mode(stat.S_IMODE(os.fstat(fd).st_mode), m, "fstat mode after fchmod %04o" % m)
                 t.mode(f, m, "stat mode after fchmod %04o" % m)
     finally:
         os.close(fd)
@@ -756,7 +759,7 @@ def mkdir_basic(t):
     t.must(os.mkdir, d, 0o755)
     st = os.stat(d)
     t.eq(stat.S_ISDIR(st.st_mode), True, "is a directory")
-    t.eq(stat.S_IMODE(st.st_mode), 0o755, "mode")
+    t.eq_mode(stat.S_IMODE(st.st_mode), 0o755, "mode")
     t.eq((st.st_uid, st.st_gid), (os.geteuid(), os.getegid()), "owner")
     t.eq(os.listdir(d), [], "empty")
     t.nlink_dir(d, 2)
@@ -878,7 +881,7 @@ def mkfifo_basic(t):
     t.must(os.mkfifo, p, 0o640)
     st = os.lstat(p)
     t.eq(stat.S_ISFIFO(st.st_mode), True, "is a FIFO")
-    t.eq(stat.S_IMODE(st.st_mode), 0o640, "mode")
+    t.eq_mode(stat.S_IMODE(st.st_mode), 0o640, "mode")
     t.eq(st.st_size, 0, "size")
     t.eq(os.listdir(t.d), ["fifo"], "listed")
     # no reader: a non-blocking writer gets ENXIO; a non-blocking reader opens
@@ -939,7 +942,7 @@ def open_creat_mode_and_owner(t):
             continue
         os.close(fd)
         st = os.stat(p)
-        t.eq(stat.S_IMODE(st.st_mode), m, "mode of a file created %04o" % m)
+        t.eq_mode(stat.S_IMODE(st.st_mode), m, "mode of a file created %04o" % m)
         t.eq(st.st_size, 0, "size of a new file")
         t.eq(st.st_nlink, 1, "nlink of a new file")
         t.eq(stat.S_ISREG(st.st_mode), True, "a new file is regular")
@@ -1812,7 +1815,7 @@ def symlink_perms_and_owner(t):
     t.user_ok(lambda: os.symlink("target", link), "symlink in a 0777 dir")
     lst = os.lstat(link)
     t.eq((lst.st_uid, lst.st_gid), (NOBODY, NOBODY), "owner of the new link")
-    t.eq(stat.S_IMODE(lst.st_mode), 0o777, "a symlink's mode is 0777")
+    t.eq_mode(stat.S_IMODE(lst.st_mode), 0o777, "a symlink's mode is 0777")
     t.user_ok(lambda: os.readlink(link), "readlink by its owner")
     t.eq(t.user_ok(lambda: os.readlink(link), "readlink by another user", uid=4242, gid=4242),
          "target", "readlink by another user")
