@@ -89,14 +89,19 @@ def read_whole(path):
 
 def observe(path, follow=False):
     """("absent",) / ("file", sha256, size) / ("error", errno name) / ("other", type).
-    follow: stat through a symlink (else a symlink is "other")."""
+    follow: stat through a symlink (else a symlink is "other").
+    A file whose size (fstat before and after the read) disagrees with the bytes read is
+    ("torn", size, bytes read): metadata of one version with content of another."""
     try:
         st = os.stat(path) if follow else os.lstat(path)
         if not stat.S_ISREG(st.st_mode):
             return ("other", stat.S_IFMT(st.st_mode))
-        data = read_whole(path)
-        if data is None:
-            return ("absent",)
+        with open(path, "rb") as f:
+            before = os.fstat(f.fileno()).st_size
+            data = f.read()
+            after = os.fstat(f.fileno()).st_size
+        if before == after and before != len(data):
+            return ("torn", before, len(data))
         return ("file", sha256(data), len(data))
     except FileNotFoundError:
         return ("absent",)

@@ -753,7 +753,8 @@ def main():
         shutil.rmtree(dut.root, ignore_errors=True)
         shutil.rmtree(ref.root, ignore_errors=True)
     print("# ops (errors expected by the reference): " + ", ".join(
-        "%s %d%s" % (k, c[0], " (%d)" % c[1] if c[1] else "") for k, c in sorted(runner.kinds.items())))
+        "%s %d%s" % (k, c[0], " (%d)" % c[1] if c[1] else "")
+        for k, c in sorted(runner.kinds.items())))
     print("# seed %d, %.1f s" % (args.seed, time.monotonic() - start))
     print("%d passed, %d failed" % (runner.passed, runner.failed))
     return 0 if ok else 1

@@ -62,8 +62,8 @@ class Profile:
     def describe(self):
         lines = ["profile %s: %s" % (self.name, self.doc)]
         for op, (errs, why) in sorted(self.unsupported.items()):
-            lines.append("  %s: fails with %s (%s)" % (op, "/".join(errno.errorcode[e] for e in errs),
-                                                      why))
+            lines.append("  %s: fails with %s (%s)"
+                         % (op, "/".join(errno.errorcode[e] for e in errs), why))
         lines.append("  timestamp granularity: %d ns" % self.time_granularity_ns)
         if not self.ctime_on_metadata:
             lines.append("  ctime: not checked after metadata-only changes (chmod, chown, "
@@ -1319,8 +1319,8 @@ def rw_large_file(t):
             t.eq(r.read(1 << 20) == block[i:] + block[:i], True, "MiB %d content" % i)
     fd = os.open(f, os.O_RDONLY)
     try:
-        t.eq(os.pread(fd, 8, (3 << 20) - 4), (block[2:] + block[:2])[-4:] + (block[3:] + block[:3])[:4],
-             "read across a MiB boundary")
+        want = (block[2:] + block[:2])[-4:] + (block[3:] + block[:3])[:4]
+        t.eq(os.pread(fd, 8, (3 << 20) - 4), want, "read across a MiB boundary")
     finally:
         os.close(fd)
 
@@ -2338,7 +2338,8 @@ def names_multibyte_length(t):
 @case
 def names_special_characters(t):
     names = ["space name", "tab\tname", "new\nline", "quote'\"", "back\\slash", "a:b", "*?[]",
-             "#hash", "%25percent", "&amp;", "ünïcødé", "日本語", "emoji-😀", "-leading-dash",
+             "#hash", "%25percent", "&amp;", "ünïcødé", "日本語", "emoji-😀",
+             "-leading-dash",
              ".hidden", "...", "trailing.", "a" * 200 + ".txt", "CASE", "case", "+plus",
              "~tilde", "$dollar", "semi;colon", "comma,", "eq=", "at@", "{brace}", "|pipe",
              "<>", "!bang", "\u00a0nbsp", "\u200bzwsp"]
