@@ -18,8 +18,8 @@ O_TRUNC; a few files stay open across many operations), write at random offsets 
 open file (overlapping, past EOF making holes), write by path, append (through an O_APPEND
 file and by path), read (ranges through open files, whole files by path), truncate and
 ftruncate (grow and shrink), fsync, fstat, close, rename (files and directories, onto new
-names, over existing files and directories, into their own subdirectory), unlink (also of
-files held open, which must stay readable), mkdir, rmdir (also of non-empty directories),
+names, over existing files and directories, into their own subdirectory; also files held
+open), unlink (also of files held open, which must stay readable), mkdir, rmdir (also of non-empty directories),
 symlink, readlink, chmod, utime (explicit ms times, read back), lstat, listdir. The choices
 come from the seed and the reference tree only, so a seed replays the same sequence.
 
@@ -310,11 +310,24 @@ class Generator:
     def data(self, n):
         return {"len": n, "data": self.rng.getrandbits(32), "kind": self.rng.choice((0, 0, 1, 2))}
 
-    def new_handle(self, append=False):
+    def new_handle(self, path, append=False):
         h = self.next_h
         self.next_h += 1
-        self.handles[h] = {"append": append}
+        self.handles[h] = {"append": append, "path": path}
         return h
+
+    def open_paths(self):
+        """Paths (in the reference) of files held open that are still linked there."""
+        out = []
+        for h in sorted(self.handles):
+            path = self.handles[h]["path"]
+            fd = self.ref.fds.get(h)
+            try:
+                if fd is not None and os.lstat(self.ref.p(path)).st_ino == os.fstat(fd).st_ino:
+                    out.append(path)
+            except OSError:
+                pass
+        return out
 
     def next(self):
         rng = self.rng
@@ -323,8 +336,8 @@ class Generator:
             ("create", 8), ("open", 6), ("close", 5), ("write", 14), ("append", 4), ("read", 8),
             ("ftruncate", 3), ("fsync", 2), ("fstat", 2), ("pwrite", 6), ("appendp", 3),
             ("readp", 6), ("truncate", 4), ("rename", 6), ("rename_dir", 3), ("unlink", 4),
-            ("mkdir", 3), ("rmdir", 2), ("symlink", 2), ("readlink", 1), ("chmod", 3),
-            ("utime", 2), ("lstat", 3), ("listdir", 2),
+            ("unlink_open", 1), ("rename_open", 2), ("mkdir", 3), ("rmdir", 2), ("symlink", 2),
+            ("readlink", 1), ("chmod", 3), ("utime", 2), ("lstat", 3), ("listdir", 2),
         ]
         total = sum(w for _, w in weights)
         for _ in range(100):
@@ -346,14 +359,15 @@ class Generator:
             if len(self.files) >= a.max_files:
                 return None
             keep = len(self.handles) < a.max_open and rng.random() < 0.5
-            return {"op": "create", "path": self.new_path() if rng.random() < 0.9
-                    else self.any_path(), "mode": rng.choice((0o644, 0o600, 0o755, 0o640)),
-                    "h": self.new_handle() if keep else None}
+            path = self.new_path() if rng.random() < 0.9 else self.any_path()
+            return {"op": "create", "path": path, "mode": rng.choice((0o644, 0o600, 0o755, 0o640)),
+                    "h": self.new_handle(path) if keep else None}
         if kind == "open":
             if len(self.handles) >= a.max_open or not self.files:
                 return None
             append = rng.random() < 0.25
-            return {"op": "open", "path": self.file_or_new(), "h": self.new_handle(append),
+            path = self.file_or_new()
+            return {"op": "open", "path": path, "h": self.new_handle(path, append),
                     "append": append, "trunc": rng.random() < 0.05}
         if kind == "close":
             if not hs:
@@ -430,6 +444,15 @@ class Generator:
             else:
                 dst = self.new_path()
             return {"op": "rename", "src": src, "dst": dst}
+        if kind in ("unlink_open", "rename_open"):
+            held = self.open_paths()
+            if not held:
+                return None
+            path = rng.choice(held)
+            if kind == "unlink_open":
+                return {"op": "unlink", "path": path}
+            dst = rng.choice(self.files) if rng.random() < 0.3 and self.files else self.new_path()
+            return {"op": "rename", "src": path, "dst": dst}
         if kind == "unlink":
             pool = self.files + self.links
             if not pool:
@@ -496,11 +519,16 @@ class Generator:
         failed = isinstance(ref_result, dict) and "errno" in ref_result
         if k in ("create", "open") and op.get("h") is not None and failed:
             self.handles.pop(op["h"], None)
-        if k == "close" or k == "remount":
-            if k == "close":
-                self.handles.pop(op["h"], None)
-            else:
-                self.handles.clear()
+        if k == "close":
+            self.handles.pop(op["h"], None)
+        if k == "remount":
+            self.handles.clear()
+        if k == "rename" and not failed:  # keep the paths of open files current
+            for meta in self.handles.values():
+                if meta["path"] == op["src"]:
+                    meta["path"] = op["dst"]
+                elif meta["path"].startswith(op["src"] + "/"):
+                    meta["path"] = op["dst"] + meta["path"][len(op["src"]):]
         if k in ("create", "rename", "unlink", "mkdir", "rmdir", "symlink") and not failed:
             self.rescan()
 
@@ -549,6 +577,7 @@ class Runner:
         self.failed = 0
         self.watchdog = Watchdog(args.op_timeout, self.on_hang)
         self.kinds = {}  # op -> [count, errors]
+        self.on_unlinked = 0  # ops through an fd whose file was unlinked
 
     def mismatch(self, what):
         self.failed += 1
@@ -567,6 +596,12 @@ class Runner:
         want = execute(op, self.ref, None)
         c = self.kinds.setdefault(op["op"], [0, 0])
         c[0] += 1
+        if op.get("h") is not None and op["op"] not in ("create", "open", "close"):
+            try:
+                if os.fstat(self.ref.fds[op["h"]]).st_nlink == 0:
+                    self.on_unlinked += 1
+            except (OSError, KeyError):
+                pass
         c[1] += isinstance(want, dict) and "errno" in want
         if gen is not None:
             gen.applied(op, want)
@@ -755,6 +790,7 @@ def main():
     print("# ops (errors expected by the reference): " + ", ".join(
         "%s %d%s" % (k, c[0], " (%d)" % c[1] if c[1] else "")
         for k, c in sorted(runner.kinds.items())))
+    print("# ops through fds of unlinked files: %d" % runner.on_unlinked)
     print("# seed %d, %.1f s" % (args.seed, time.monotonic() - start))
     print("%d passed, %d failed" % (runner.passed, runner.failed))
     return 0 if ok else 1
