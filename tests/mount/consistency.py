@@ -224,6 +224,40 @@ class Ctx:
         return ok
 
 
+class Watchdog:
+    """Ends the run when one case takes longer than `limit` seconds (a hung file system):
+    prints the FAIL line and the closing line, then exits 1. A blocked system call on a
+    hung mount cannot be interrupted, so this is the only way to report it."""
+
+    def __init__(self, limit, closing):
+        self.limit = limit
+        self.closing = closing  # () -> the closing line, counting the hung case as failed
+        self.current = None
+        self.started = 0.0
+        self.lock = threading.Lock()
+        if limit > 0:
+            threading.Thread(target=self.run, daemon=True).start()
+
+    def begin(self, name):
+        with self.lock:
+            self.current, self.started = name, time.monotonic()
+
+    def end(self):
+        with self.lock:
+            self.current = None
+
+    def run(self):
+        while True:
+            time.sleep(1)
+            with self.lock:
+                if self.current is None or time.monotonic() - self.started <= self.limit:
+                    continue
+                print("FAIL %s: no answer within %d s (hung file system?); stopping"
+                      % (self.current, self.limit), flush=True)
+                print(self.closing(), flush=True)
+                os._exit(1)
+
+
 CHECKS = []
 
 
@@ -534,6 +568,9 @@ def main():
                     help="run the checks skipped on one file system seen twice anyway (there "
                          "they must fail: a way to see that they can)")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
+    ap.add_argument("--check-timeout", type=int, default=0,
+                    help="seconds one check may take before the run stops as hung (default "
+                         "120 + 20 x (TTL + slack); 0 means that default)")
     args = ap.parse_args()
     checks = [f for f in CHECKS if not args.pattern or any(p in f.__name__ for p in args.pattern)]
     if args.list:
@@ -554,6 +591,13 @@ def main():
     print("# consistency: A=%s B=%s TTL %.1f s + slack %.1f s" % (a_root, b_root, args.ttl,
                                                                   args.slack), flush=True)
     passed = failed = skipped = 0
+
+    def closing():
+        return "%d passed, %d failed%s" % (passed, failed + 1,
+                                          ", %d skipped" % skipped if skipped else "")
+
+    watchdog = Watchdog(args.check_timeout or int(120 + 20 * (args.ttl + args.slack)), closing)
+    watchdog.begin("work_dir_visible")
     os.mkdir(a_root)
     try:
         ok, elapsed, msg = Waiter().wait(lambda: os.path.isdir(b_root), lambda o: o,
@@ -567,6 +611,7 @@ def main():
             print("FAIL work_dir_visible: %s does not appear in B within TTL + slack" % name)
             checks = []
         for i, fn in enumerate(checks):
+            watchdog.begin(fn.__name__)
             sub = "c%02d-%s" % (i, fn.__name__)
             os.mkdir(os.path.join(a_root, sub))
             c = Ctx(args, os.path.join(a_root, sub), os.path.join(b_root, sub), fn.__name__)
@@ -595,6 +640,7 @@ def main():
                 detail = ", ".join(c.notes[:4]) + (", ..." if len(c.notes) > 4 else "")
                 print("ok %s%s" % (fn.__name__, " (%s)" % detail if detail else ""), flush=True)
     finally:
+        watchdog.end()
         if not args.keep:
             shutil.rmtree(a_root, ignore_errors=True)
     print("%d passed, %d failed%s" % (passed, failed, ", %d skipped" % skipped if skipped else ""))

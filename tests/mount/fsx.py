@@ -19,9 +19,10 @@ open file (overlapping, past EOF making holes), write by path, append (through a
 file and by path), read (ranges through open files, whole files by path), truncate and
 ftruncate (grow and shrink), fsync, fstat, close, rename (files and directories, onto new
 names, over existing files and directories, into their own subdirectory; also files held
-open), unlink (also of files held open, which must stay readable), mkdir, rmdir (also of non-empty directories),
-symlink, readlink, chmod, utime (explicit ms times, read back), lstat, listdir. The choices
-come from the seed and the reference tree only, so a seed replays the same sequence.
+open), unlink (also of files held open, which must stay readable), mkdir, rmdir (also of
+non-empty directories), symlink, readlink, chmod, utime (explicit ms times, read back),
+lstat, listdir. The choices come from the seed and the reference tree only, so a seed
+replays the same sequence.
 
 --remount-cmd CMD: at --remounts random points (default 3) every open file is closed on both
 sides, CMD runs under `sh -c` (it must unmount and remount DIR and exit 0; FSX_DIR holds DIR,

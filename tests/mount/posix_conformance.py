@@ -31,6 +31,7 @@ import pickle
 import shutil
 import stat
 import sys
+import threading
 import time
 import traceback
 
@@ -390,6 +391,40 @@ class T:
     def nlink_dir(self, path, want, what=None):
         if self.profile.dir_nlink:
             self.eq(os.stat(path).st_nlink, want, what or "st_nlink of " + self.rel(path))
+
+
+class Watchdog:
+    """Ends the run when one case takes longer than `limit` seconds (a hung file system):
+    prints the FAIL line and the closing line, then exits 1. A blocked system call on a
+    hung mount cannot be interrupted, so this is the only way to report it."""
+
+    def __init__(self, limit, closing):
+        self.limit = limit
+        self.closing = closing  # () -> the closing line, counting the hung case as failed
+        self.current = None
+        self.started = 0.0
+        self.lock = threading.Lock()
+        if limit > 0:
+            threading.Thread(target=self.run, daemon=True).start()
+
+    def begin(self, name):
+        with self.lock:
+            self.current, self.started = name, time.monotonic()
+
+    def end(self):
+        with self.lock:
+            self.current = None
+
+    def run(self):
+        while True:
+            time.sleep(1)
+            with self.lock:
+                if self.current is None or time.monotonic() - self.started <= self.limit:
+                    continue
+                print("FAIL %s: no answer within %d s (hung file system?); stopping"
+                      % (self.current, self.limit), flush=True)
+                print(self.closing(), flush=True)
+                os._exit(1)
 
 
 CASES = []
@@ -2562,6 +2597,9 @@ def main():
     ap.add_argument("--clock-slack", type=float, default=2.0,
                     help="seconds a 'now' timestamp may differ from this machine's clock")
     ap.add_argument("--keep", action="store_true", help="keep the case directories")
+    ap.add_argument("--case-timeout", type=int, default=300,
+                    help="seconds one case may take before the run stops as hung (default "
+                         "300; 0: no limit)")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every failure of a case")
     opts = ap.parse_args()
 
@@ -2605,9 +2643,17 @@ def main():
 
     passed = failed = skipped = asserts = 0
     skips = []
+
+    def closing():
+        return "%d passed, %d failed%s" % (passed, failed + 1,
+                                          ", %d skipped" % skipped if skipped else "")
+
+    watchdog = Watchdog(opts.case_timeout, closing)
     try:
         for fn in cases:
+            watchdog.begin(fn.__name__)
             status, t, reason = run_case(fn, run_dir, profile, opts, can_drop)
+            watchdog.end()
             asserts += t.asserts
             if status == "ok":
                 passed += 1
