@@ -2226,8 +2226,10 @@ def utimensat_updates_ctime(t):
     t.tick()
     utimensat(f, 1_000_000_000_000_000_000, 1_000_000_000_000_000_000)
     t.ctime_later(before.st_ctime_ns, os.stat(f).st_ctime_ns, "ctime after utimensat")
-    t.check(os.stat(f).st_ctime_ns > 1_000_000_000_000_000_000 + 10**18 // 2,
-            "ctime is not set to the explicit time", "about now", str(os.stat(f).st_ctime_ns))
+    if t.profile.ctime_on_metadata:  # a mount that reports ctime = mtime cannot pass this
+        t.check(os.stat(f).st_ctime_ns > 1_000_000_000_000_000_000 + 10**18 // 2,
+                "ctime is not set to the explicit time", "about now",
+                str(os.stat(f).st_ctime_ns))
 
 
 # ---------------------------------------------------------------------------------------------
