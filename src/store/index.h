@@ -38,6 +38,11 @@ struct ShardCommit {
 
 enum class ShardCommitResult { kAlreadyExisted = 0, kRegistered = 1 };
 
+// A listing page ends early (with a cursor) once its items' POSIX metadata, as encoded,
+// reaches this many bytes: a page of 10,000 entries with 128 KiB of metadata each would
+// otherwise cost over a gigabyte to build and send.
+inline constexpr size_t kMaxListingPosixBytes = 16 << 20;
+
 class Index {
  public:
   virtual ~Index() = default;
@@ -131,7 +136,8 @@ class Index {
   // (bytewise; a directory sorts as its path + "/"). recursive: every file and explicit
   // directory entry below; otherwise the files directly in `prefix` and one item per
   // subdirectory (with its explicit entry if it has one). `prefix`'s own directory entry is
-  // not an item. At most `limit` items (InvalidArgument if 0), continuing from
+  // not an item. At most `limit` items (InvalidArgument if 0; fewer, with a cursor, once the
+  // page's POSIX metadata reaches kMaxListingPosixBytes), continuing from
   // `cursor` (from a previous page of the same listing; InvalidArgument if it is malformed
   // or belongs to another listing); next_cursor is set only when more items follow. Pages
   // are consistent with each other only as far as the bucket did not change in between. A

@@ -287,6 +287,29 @@ TEST_P(BucketPosixContract, GenerationCountsChangingBatchesAndMoves) {
   EXPECT_EQ((**index_->GetBucket("ns", "other")).generation, 1u);
 }
 
+TEST_P(BucketPosixContract, PagesEndEarlyWhenTheirMetadataIsLarge) {
+  // Entries of ~120 KiB of metadata each, more than kMaxListingPosixBytes of them in all.
+  PosixMetadata big = FilePosix();
+  big.xattrs = {{"user.a", std::string(64 << 10, 'a')}, {"user.b", std::string(24 << 10, 'b')}};
+  const size_t encoded = EncodePosixJson(big).size();
+  const size_t n = kMaxListingPosixBytes / encoded + 10;
+  std::vector<BucketOp> ops;
+  for (size_t i = 0; i < n; ++i) ops.push_back(AddWith("f" + std::to_string(1000 + i), 1, big));
+  PosixMetadata dir = big;
+  dir.mode = kPosixDirectory | 0755;
+  ops.push_back(AddDir("z", dir));
+  ApplyOk("ns/b", ops);
+  for (bool recursive : {false, true}) {
+    auto first = index_->ListBucketTree("ns", "b", "", recursive, "", 10000);
+    ASSERT_TRUE(first.ok());
+    EXPECT_LT(first->items.size(), n);
+    EXPECT_GE(first->items.size() * encoded, kMaxListingPosixBytes);
+    EXPECT_TRUE(first->next_cursor.has_value());
+    // Following the cursors gives everything once.
+    EXPECT_EQ(List("", recursive, 10000).size(), n + 1);
+  }
+}
+
 TEST_P(BucketPosixContract, SurvivesReopen) {
   PosixMetadata p = FilePosix();
   p.xattrs = {{"user.k", std::string(70000 / 2, 'v')}};

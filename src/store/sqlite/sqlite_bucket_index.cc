@@ -860,6 +860,7 @@ Result<BucketTreePage> TreeScan::ReadPage(size_t limit) {
     if (recursive_ && last.is_directory) return EncodeCursor({false, MarkerKey(last.path)});
     return EncodeCursor({last.is_directory, last.path});
   };
+  size_t posix_bytes = 0;  // of the items so far (bounds the page's memory)
   // Each pass reads from lower_ until the end or until a subdirectory is emitted; the next
   // pass then seeks past that directory's key range instead of reading its entries.
   while (true) {
@@ -874,7 +875,8 @@ Result<BucketTreePage> TreeScan::ReadPage(size_t limit) {
       const std::string_view path = stmt->ColumnText(0);
       // The listed directory's own entry (its key is dir_) is not an item of it.
       if (path.size() == dir_.size()) continue;
-      if (page.items.size() == limit) {  // another item exists: the page is full
+      // Another item exists: the page is full.
+      if (page.items.size() == limit || posix_bytes >= kMaxListingPosixBytes) {
         page.next_cursor = cursor_after_last();
         return page;
       }
@@ -882,12 +884,14 @@ Result<BucketTreePage> TreeScan::ReadPage(size_t limit) {
       const size_t slash = recursive_ ? std::string_view::npos : path.find('/', dir_.size());
       BucketTreeItem item;
       if (slash == std::string_view::npos) {
+        posix_bytes += stmt->ColumnText(8).size();
         XET_ASSIGN_OR_RETURN(item.entry, ReadEntry(*stmt));
         item.is_directory = marker;
         item.path = item.entry.path;
       } else {
         // A subdirectory. Its own entry, if it has one, is the first key of its range.
         if (marker && slash + 1 == path.size()) {
+          posix_bytes += stmt->ColumnText(8).size();
           XET_ASSIGN_OR_RETURN(item.entry, ReadEntry(*stmt));
         }
         item.is_directory = true;
