@@ -17,6 +17,7 @@
 
 #include "mount/bucket_fs_state.h"
 #include "mount/mount_paths.h"
+#include "protocol/bucket_path.h"
 #include "protocol/posix_metadata.h"
 
 namespace xet {
@@ -108,14 +109,21 @@ int BucketFs::PathOf(Ino ino, std::string* path) const {
   return 0;
 }
 
-int BucketFs::ChildPath(Ino parent, const std::string& name, std::string* path) {
+int BucketFs::ChildPath(Ino parent, const std::string& name, std::string* path,
+                        NodeAttr* parent_attr) {
   if (int err = CheckName(name); err != 0) return err;
   std::string dir;
   if (int err = PathOf(parent, &dir); err != 0) return err;
   NodeAttr dir_attr;
   if (int err = StatPath(dir, &dir_attr); err != 0) return err;
   if (dir_attr.kind != NodeKind::kDirectory) return ENOTDIR;
+  if (parent_attr != nullptr) *parent_attr = dir_attr;
   *path = JoinPath(dir, name);
+  // Paths a bucket cannot hold: longer than its limit, or a name that is not UTF-8 or holds
+  // a control character or '\\' (protocol/bucket_path.h).
+  const std::string remote = RemotePath(*path);
+  if (remote.size() > kMaxBucketPathBytes) return ENAMETOOLONG;
+  if (!ValidateBucketPath(remote).ok()) return EINVAL;
   return 0;
 }
 
@@ -138,29 +146,56 @@ int BucketFs::RunBatch(std::vector<RemoteOp> ops) {
   return EIO;
 }
 
-// Deleting or moving the last entry out of a directory that has no explicit entry of its
-// own would make it vanish on the server: give it one in the same batch.
-int BucketFs::KeepParentOp(const std::string& path, std::vector<RemoteOp>* ops) {
+// A change of `path`'s name (created, removed, renamed) is a change of its directory: the
+// directory's mtime and ctime become `now`, stored with an explicit directory entry (which
+// also keeps the directory when its last entry goes). Adds the operation to `ops` and
+// returns the directory's new attributes, to cache once the batch succeeded; the mount's
+// root has no entry and is updated in this mount only.
+int BucketFs::TouchParentOp(const std::string& path, int64_t now, std::vector<RemoteOp>* ops,
+                            std::vector<std::pair<std::string, NodeAttr>>* touched) {
   const std::string parent = ParentPath(path);
-  if (parent.empty()) return 0;
+  for (const auto& t : *touched) {
+    if (t.first == parent) return 0;  // already in this batch
+  }
   NodeAttr attr;
   if (int err = StatPath(parent, &attr); err != 0) return err;
-  if (attr.has_posix) return 0;
-  RemoteOp op;
-  op.kind = RemoteOp::Kind::kAddDirectory;
-  op.path = RemotePath(parent);
-  op.mtime_ms = attr.mtime_ms;
-  op.posix = PosixFromAttr(attr);
-  ops->push_back(std::move(op));
-  attr.has_posix = true;
-  meta_.Put(parent, attr);
+  attr.mtime_ms = attr.ctime_ms = now;
+  if (!parent.empty()) {
+    RemoteOp op;
+    op.kind = attr.has_posix ? RemoteOp::Kind::kSetMetadata : RemoteOp::Kind::kAddDirectory;
+    op.path = RemotePath(parent);
+    op.mtime_ms = now;
+    op.posix = PosixFromAttr(attr);
+    ops->push_back(std::move(op));
+    attr.has_posix = true;
+  }
+  touched->emplace_back(parent, attr);
   return 0;
+}
+
+void BucketFs::ApplyTouched(const std::vector<std::pair<std::string, NodeAttr>>& touched) {
+  for (const auto& [path, attr] : touched) {
+    if (path.empty()) {
+      meta_.SetRootAttr(attr);
+    } else {
+      meta_.Put(path, attr);
+    }
+  }
+}
+
+// In a directory with S_ISGID, new entries take its group, and new directories the bit.
+void BucketFs::InheritGroup(const NodeAttr& dir, NodeAttr* attr) {
+  if ((dir.mode & S_ISGID) == 0) return;
+  attr->gid = dir.gid;
+  if (attr->kind == NodeKind::kDirectory) attr->mode |= S_ISGID;
 }
 
 int BucketFs::Lookup(Ino parent, const std::string& name, Ino* ino, NodeAttr* attr) {
   if (name.size() > kMaxNameBytes) return ENAMETOOLONG;
   std::string path;
-  if (int err = ChildPath(parent, name, &path); err != 0) return err;
+  if (int err = ChildPath(parent, name, &path); err != 0) {
+    return err == EINVAL ? ENOENT : err;  // a name no entry can have
+  }
   if (int err = StatPath(path, attr); err != 0) return err;
   *ino = inodes_.Lookup(path);
   if (auto size = StagedSize(*ino)) attr->size = *size;
@@ -177,6 +212,7 @@ int BucketFs::GetAttr(Ino ino, NodeAttr* attr) {
     // Unlinked but open: a file with its current size.
     *attr = NodeAttr{};
     attr->kind = NodeKind::kFile;
+    attr->unlinked = true;
     attr->mode = options_.file_mode;
     attr->uid = options_.default_uid;
     attr->gid = options_.default_gid;
@@ -279,16 +315,23 @@ int BucketFs::MkDir(Ino parent, const std::string& name, uint32_t mode, const Fs
   if (options_.read_only) return EROFS;
   MutexLock ns(ns_mu_);
   std::string path;
-  if (int err = ChildPath(parent, name, &path); err != 0) return err;
+  NodeAttr dir;
+  if (int err = ChildPath(parent, name, &path, &dir); err != 0) return err;
   NodeAttr existing;
   if (meta_.Stat(path, &existing).ok()) return EEXIST;
   *attr = NewNodeAttr(NodeKind::kDirectory, mode, caller.uid, caller.gid, NowMs());
+  InheritGroup(dir, attr);
+  std::vector<RemoteOp> ops;
+  std::vector<std::pair<std::string, NodeAttr>> touched;
+  if (int err = TouchParentOp(path, attr->mtime_ms, &ops, &touched); err != 0) return err;
   RemoteOp op;
   op.kind = RemoteOp::Kind::kAddDirectory;
   op.path = RemotePath(path);
   op.mtime_ms = attr->mtime_ms;
   op.posix = PosixFromAttr(*attr);
-  if (int err = RunBatch({std::move(op)}); err != 0) return err;
+  ops.push_back(std::move(op));
+  if (int err = RunBatch(std::move(ops)); err != 0) return err;
+  ApplyTouched(touched);
   meta_.Put(path, *attr);
   *ino = inodes_.Lookup(path);
   return 0;
@@ -300,19 +343,26 @@ int BucketFs::Symlink(const std::string& target, Ino parent, const std::string& 
   if (target.empty() || target.size() > kMaxSymlinkTargetBytes) return ENAMETOOLONG;
   MutexLock ns(ns_mu_);
   std::string path;
-  if (int err = ChildPath(parent, name, &path); err != 0) return err;
+  NodeAttr dir;
+  if (int err = ChildPath(parent, name, &path, &dir); err != 0) return err;
   NodeAttr existing;
   if (meta_.Stat(path, &existing).ok()) return EEXIST;
   *attr = NewNodeAttr(NodeKind::kSymlink, 0777, caller.uid, caller.gid, NowMs());
+  InheritGroup(dir, attr);
   attr->target = target;
   attr->size = target.size();
+  std::vector<RemoteOp> ops;
+  std::vector<std::pair<std::string, NodeAttr>> touched;
+  if (int err = TouchParentOp(path, attr->mtime_ms, &ops, &touched); err != 0) return err;
   RemoteOp op;
   op.kind = RemoteOp::Kind::kAddFile;
   op.path = RemotePath(path);
   op.xet_hash = Hash{};  // a symbolic link's entry is the empty file
   op.mtime_ms = attr->mtime_ms;
   op.posix = PosixFromAttr(*attr);
-  if (int err = RunBatch({std::move(op)}); err != 0) return err;
+  ops.push_back(std::move(op));
+  if (int err = RunBatch(std::move(ops)); err != 0) return err;
+  ApplyTouched(touched);
   meta_.Put(path, *attr);
   *ino = inodes_.Lookup(path);
   return 0;
@@ -326,15 +376,19 @@ int BucketFs::Unlink(Ino parent, const std::string& name) {
   NodeAttr attr;
   if (int err = StatPath(path, &attr); err != 0) return err;
   if (attr.kind == NodeKind::kDirectory) return EISDIR;
-  if (attr.on_server) {
-    std::vector<RemoteOp> ops;
-    if (int err = KeepParentOp(path, &ops); err != 0) return err;
+  std::vector<RemoteOp> ops;
+  std::vector<std::pair<std::string, NodeAttr>> touched;
+  if (int err = TouchParentOp(path, NowMs(), &ops, &touched); err != 0) return err;
+  if (attr.on_server) {  // else: a file created here and not committed yet
     RemoteOp op;
     op.kind = RemoteOp::Kind::kDeleteFile;
     op.path = RemotePath(path);
     ops.push_back(std::move(op));
+  }
+  if (!ops.empty()) {
     if (int err = RunBatch(std::move(ops)); err != 0) return err;
   }
+  ApplyTouched(touched);
   meta_.Remove(path);
   inodes_.Detach(path);
   return 0;
@@ -352,12 +406,14 @@ int BucketFs::RmDir(Ino parent, const std::string& name) {
   if (!empty.ok()) return ToErrno(empty.status(), "listing");
   if (!*empty) return ENOTEMPTY;
   std::vector<RemoteOp> ops;
-  if (int err = KeepParentOp(path, &ops); err != 0) return err;
+  std::vector<std::pair<std::string, NodeAttr>> touched;
+  if (int err = TouchParentOp(path, NowMs(), &ops, &touched); err != 0) return err;
   RemoteOp op;
   op.kind = RemoteOp::Kind::kDeleteFile;
   op.path = RemotePath(path);
   ops.push_back(std::move(op));
   if (int err = RunBatch(std::move(ops)); err != 0) return err;
+  ApplyTouched(touched);
   meta_.Remove(path);
   inodes_.Detach(path);
   return 0;
@@ -392,7 +448,10 @@ int BucketFs::Rename(Ino parent, const std::string& name, Ino new_parent,
   // registers it under the new name.
   const bool local_only = !src.on_server;
   std::vector<RemoteOp> ops;
-  if (int err = KeepParentOp(from, &ops); err != 0) return err;
+  std::vector<std::pair<std::string, NodeAttr>> touched;
+  const int64_t now = NowMs();
+  if (int err = TouchParentOp(from, now, &ops, &touched); err != 0) return err;
+  if (int err = TouchParentOp(to, now, &ops, &touched); err != 0) return err;
   if (!local_only) {
     RemoteOp op;
     op.kind = RemoteOp::Kind::kMovePrefix;
@@ -406,10 +465,9 @@ int BucketFs::Rename(Ino parent, const std::string& name, Ino new_parent,
     op.path = RemotePath(to);
     ops.push_back(std::move(op));
   }
-  if (!ops.empty()) {
-    if (int err = RunBatch(std::move(ops)); err != 0) return err;
-  }
-  src.ctime_ms = NowMs();
+  if (int err = RunBatch(std::move(ops)); err != 0) return err;
+  ApplyTouched(touched);
+  src.ctime_ms = now;
   meta_.Move(from, to);
   meta_.Update(to, [&](NodeAttr& a) { a.ctime_ms = src.ctime_ms; });
   inodes_.Rename(from, to);

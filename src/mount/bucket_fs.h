@@ -130,10 +130,14 @@ class BucketFs {
 
   int PathOf(Ino ino, std::string* path) const;
   int StatPath(const std::string& path, NodeAttr* attr);
-  int ChildPath(Ino parent, const std::string& name, std::string* path);
+  int ChildPath(Ino parent, const std::string& name, std::string* path,
+                NodeAttr* parent_attr = nullptr);
+  static void InheritGroup(const NodeAttr& dir, NodeAttr* attr);
   std::string RemotePath(const std::string& path) const;
   int RunBatch(std::vector<RemoteOp> ops) REQUIRES(ns_mu_);
-  int KeepParentOp(const std::string& path, std::vector<RemoteOp>* ops);
+  int TouchParentOp(const std::string& path, int64_t now, std::vector<RemoteOp>* ops,
+                    std::vector<std::pair<std::string, NodeAttr>>* touched);
+  void ApplyTouched(const std::vector<std::pair<std::string, NodeAttr>>& touched);
   int UpdateMetadata(Ino ino, const std::function<int(NodeAttr&)>& change);
   // The file's state, created from `attr` if it has none, pinned (Unpin when done).
   std::shared_ptr<FileState> PinState(Ino ino, const NodeAttr& attr);

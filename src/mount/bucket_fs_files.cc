@@ -162,16 +162,21 @@ int BucketFs::Create(Ino parent, const std::string& name, uint32_t mode, int fla
   std::string path;
   {
     MutexLock ns(ns_mu_);
-    if (int err = ChildPath(parent, name, &path); err != 0) return err;
+    NodeAttr dir;
+    if (int err = ChildPath(parent, name, &path, &dir); err != 0) return err;
     NodeAttr existing;
     if (meta_.Stat(path, &existing).ok()) {
       if ((flags & O_EXCL) != 0) return EEXIST;
       if (existing.kind == NodeKind::kDirectory) return EISDIR;
     } else {
       *attr = NewNodeAttr(NodeKind::kFile, mode, caller.uid, caller.gid, NowMs());
+      InheritGroup(dir, attr);
       attr->pending = true;
       attr->on_server = false;
       meta_.Put(path, *attr);
+      // The directory changed too; stored with its next change that reaches the server.
+      dir.mtime_ms = dir.ctime_ms = attr->mtime_ms;
+      ApplyTouched({{ParentPath(path), dir}});
     }
   }
   *ino = inodes_.Lookup(path);
@@ -372,26 +377,23 @@ std::vector<Ino> BucketFs::CommitGroup(const std::vector<Ino>& inos) NO_THREAD_S
     if (Status s = st->staged->FetchAll(
             [&](uint64_t off, std::span<uint8_t> buf) { return ReadBase(*st, off, buf); });
         !s.ok()) {
-      error = s;
       st->commit_error = s;
+      ToErrno(s, "committing");
       failed.push_back(st->ino);
       continue;
     }
     work.push_back({st.get(), st->version});
   }
 
-  std::vector<UploadedFile> uploaded(work.size());
   std::vector<UploadItem> items;
-  std::vector<size_t> item_of;  // work index of each item (empty files need no upload)
-  for (size_t i = 0; i < work.size(); ++i) {
-    if (work[i].st->staged->size() == 0) continue;  // the empty file: hash all zeros
+  for (const Work& w : work) {
     UploadItem item;
-    item.name = work[i].st->staged->path();
-    item.size_hint = work[i].st->staged->size();
+    item.name = w.st->staged->path();
+    item.size_hint = w.st->staged->size();
     item.open = [path = item.name] { return OpenFileSource(path); };
     items.push_back(std::move(item));
-    item_of.push_back(i);
   }
+  std::vector<UploadedFile> uploaded;
   if (!items.empty()) {
     auto cas = WriteCas();
     Result<std::vector<UploadedFile>> files = cas.status();
@@ -401,36 +403,42 @@ std::vector<Ino> BucketFs::CommitGroup(const std::vector<Ino>& inos) NO_THREAD_S
       Uploader uploader(**cas, options);
       files = uploader.Upload(items);
     }
-    if (!files.ok()) {
-      error = files.status();
+    if (files.ok()) {
+      uploaded = std::move(*files);
     } else {
-      for (size_t k = 0; k < item_of.size(); ++k) uploaded[item_of[k]] = (*files)[k];
+      error = files.status();
     }
   }
-
+  // Each file's outcome: one refused operation must not hold back the others of its group.
+  std::vector<Status> outcome(work.size(), error);
   if (error.ok() && !work.empty()) {
     MutexLock ns(ns_mu_);
-    std::vector<RemoteOp> ops;
-    std::vector<std::pair<size_t, std::string>> registered;
+    std::vector<std::pair<size_t, std::string>> todo;  // work index, path
     for (size_t i = 0; i < work.size(); ++i) {
-      auto path = inodes_.Path(work[i].st->ino);
-      if (!path) continue;  // unlinked meanwhile: nothing to register
-      NodeAttr attr;
-      if (!meta_.Stat(*path, &attr).ok()) continue;
-      RemoteOp op;
-      op.kind = RemoteOp::Kind::kAddFile;
-      op.path = RemotePath(*path);
-      op.xet_hash = uploaded[i].file_hash;
-      op.mtime_ms = attr.mtime_ms;
-      op.posix = PosixFromAttr(attr);
-      ops.push_back(std::move(op));
-      registered.emplace_back(i, *path);
+      if (auto path = inodes_.Path(work[i].st->ino)) todo.emplace_back(i, *path);
+      // else: unlinked meanwhile, nothing to register
     }
-    if (!ops.empty()) {
-      if (int err = RunBatch(std::move(ops)); err != 0) {
-        error = Status::IoError("registering the committed files failed");
-      } else {
-        for (const auto& [i, path] : registered) {
+    for (int attempt = 0; attempt < 2 && !todo.empty(); ++attempt) {
+      std::vector<RemoteOp> ops;
+      for (const auto& [i, path] : todo) {
+        NodeAttr attr;
+        (void)meta_.Stat(path, &attr);
+        RemoteOp op;
+        op.kind = RemoteOp::Kind::kAddFile;
+        op.path = RemotePath(path);
+        op.xet_hash = uploaded[i].file_hash;
+        op.mtime_ms = attr.mtime_ms;
+        op.posix = PosixFromAttr(attr);
+        ops.push_back(std::move(op));
+      }
+      auto result = options_.read_only ? Result<BatchOutcome>(Status::Unavailable("read-only"))
+                                       : conn_.hub().Batch(options_.bucket_id, ops);
+      if (!result.ok()) {
+        for (const auto& item : todo) outcome[item.first] = result.status();
+        break;
+      }
+      if (result->failed.empty()) {
+        for (const auto& [i, path] : todo) {
           const Hash hash = uploaded[i].file_hash;
           const uint64_t size = work[i].st->staged->size();
           meta_.Update(path, [&](NodeAttr& a) {
@@ -441,21 +449,38 @@ std::vector<Ino> BucketFs::CommitGroup(const std::vector<Ino>& inos) NO_THREAD_S
             a.has_posix = true;
           });
         }
+        break;
       }
+      // The batch applied nothing: drop the refused files and send the rest again.
+      std::vector<std::pair<size_t, std::string>> rest;
+      for (const auto& item : todo) {
+        const std::string remote = RemotePath(item.second);
+        auto f = std::find_if(result->failed.begin(), result->failed.end(),
+                              [&](const BatchOutcome::Failure& x) { return x.path == remote; });
+        if (f != result->failed.end() || attempt == 1) {
+          outcome[item.first] =
+              Status::IoError("the server refused " + remote + ": " +
+                              (f != result->failed.end() ? f->error : std::string("batch failed")));
+        } else {
+          rest.push_back(item);
+        }
+      }
+      todo = std::move(rest);
     }
   }
 
   for (size_t i = 0; i < work.size(); ++i) {
     FileState& st = *work[i].st;
-    if (error.ok()) {
+    if (outcome[i].ok()) {
       st.base_hash = uploaded[i].file_hash;
       st.base_size = st.staged->size();
       st.base_stream.reset();
       st.committed_version = work[i].version;
       st.commit_error = Status::Ok();
     } else {
-      st.commit_error = error;
+      st.commit_error = outcome[i];
       failed.push_back(st.ino);
+      ToErrno(outcome[i], "committing");
     }
   }
   for (auto& st : states) {
@@ -463,12 +488,11 @@ std::vector<Ino> BucketFs::CommitGroup(const std::vector<Ino>& inos) NO_THREAD_S
     st->changed.NotifyAll();
     st->mu.Unlock();
   }
-  if (!error.ok()) ToErrno(error, "committing");
   {
     // The page cache now holds the committed version.
     MutexLock lock(mu_);
-    for (auto& w : work) {
-      if (error.ok()) page_cache_[w.st->ino] = uploaded[&w - work.data()].file_hash;
+    for (size_t i = 0; i < work.size(); ++i) {
+      if (outcome[i].ok()) page_cache_[work[i].st->ino] = uploaded[i].file_hash;
     }
   }
   for (auto& st : states) Unpin(st);

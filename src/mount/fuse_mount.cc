@@ -51,7 +51,7 @@ struct stat ToStat(Ino ino, const NodeAttr& a) {
   struct stat st {};
   st.st_ino = ino;
   st.st_mode = TypeBits(a.kind) | (a.mode & 07777);
-  st.st_nlink = a.kind == NodeKind::kDirectory ? 2 : 1;
+  st.st_nlink = a.unlinked ? 0 : a.kind == NodeKind::kDirectory ? 2 : 1;
   st.st_uid = a.uid;
   st.st_gid = a.gid;
   st.st_size = static_cast<off_t>(a.size);

@@ -35,6 +35,8 @@ struct NodeAttr {
   // The server has an entry at this path (false for a file created here and not yet
   // committed: its name exists only in this mount until then).
   bool on_server = true;
+  // No name refers to it any more (unlinked while open): reported with st_nlink 0.
+  bool unlinked = false;
 };
 
 // The attributes of a listed entry; entries without POSIX metadata take the defaults of
