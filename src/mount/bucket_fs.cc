@@ -183,6 +183,33 @@ void BucketFs::ApplyTouched(const std::vector<std::pair<std::string, NodeAttr>>&
   }
 }
 
+// A file that is open keeps its content after its name is removed, but the server stops
+// serving a file no entry refers to: before the name goes, every byte of it is made local.
+// (Taken before ns_mu_: a file's lock is never taken under it.)
+int BucketFs::PreserveOpenContent(Ino parent, const std::string& name) {
+  std::string path;
+  if (ChildPath(parent, name, &path) != 0) return 0;  // the operation reports it
+  auto ino = inodes_.Find(path);
+  if (!ino) return 0;
+  auto st = FindState(*ino);
+  if (!st) return 0;
+  MutexLock lock(st->mu);
+  if (int err = EnsureStaged(*st); err != 0) return err;
+  Status s = st->staged->FetchAll(
+      [&](uint64_t off, std::span<uint8_t> buf) { return ReadBase(*st, off, buf); });
+  return s.ok() ? 0 : ToErrno(s, "keeping an unlinked open file");
+}
+
+// An open file losing its name keeps its attributes for fstat and fchmod while open.
+void BucketFs::KeepDetachedAttr(const std::string& path, const NodeAttr& attr) {
+  auto ino = inodes_.Find(path);
+  if (!ino || !FindState(*ino)) return;
+  NodeAttr kept = attr;
+  kept.unlinked = true;
+  MutexLock lock(mu_);
+  detached_[*ino] = std::move(kept);
+}
+
 // In a directory with S_ISGID, new entries take its group, and new directories the bit.
 void BucketFs::InheritGroup(const NodeAttr& dir, NodeAttr* attr) {
   if ((dir.mode & S_ISGID) == 0) return;
@@ -209,13 +236,13 @@ int BucketFs::GetAttr(Ino ino, NodeAttr* attr) {
   if (int err = PathOf(ino, &path); err != 0) {
     auto st = FindState(ino);
     if (!st) return err;
-    // Unlinked but open: a file with its current size.
-    *attr = NodeAttr{};
-    attr->kind = NodeKind::kFile;
-    attr->unlinked = true;
-    attr->mode = options_.file_mode;
-    attr->uid = options_.default_uid;
-    attr->gid = options_.default_gid;
+    // Unlinked but open: what it was when unlinked, with its current size.
+    {
+      MutexLock lock(mu_);
+      auto it = detached_.find(ino);
+      if (it == detached_.end()) return err;
+      *attr = it->second;
+    }
     attr->size = st->size.load();
     return 0;
   }
@@ -228,7 +255,15 @@ int BucketFs::UpdateMetadata(Ino ino, const std::function<int(NodeAttr&)>& chang
   if (options_.read_only) return EROFS;
   MutexLock ns(ns_mu_);
   std::string path;
-  if (int err = PathOf(ino, &path); err != 0) return err;
+  if (int err = PathOf(ino, &path); err != 0) {
+    // Unlinked but open: the change stays with the open file.
+    MutexLock lock(mu_);
+    auto it = detached_.find(ino);
+    if (it == detached_.end()) return err;
+    if (int e = change(it->second); e != 0) return e;
+    it->second.ctime_ms = NowMs();
+    return 0;
+  }
   NodeAttr attr;
   if (int err = StatPath(path, &attr); err != 0) return err;
   if (int err = change(attr); err != 0) return err;
@@ -370,6 +405,7 @@ int BucketFs::Symlink(const std::string& target, Ino parent, const std::string& 
 
 int BucketFs::Unlink(Ino parent, const std::string& name) {
   if (options_.read_only) return EROFS;
+  if (int err = PreserveOpenContent(parent, name); err != 0) return err;
   MutexLock ns(ns_mu_);
   std::string path;
   if (int err = ChildPath(parent, name, &path); err != 0) return err;
@@ -390,6 +426,7 @@ int BucketFs::Unlink(Ino parent, const std::string& name) {
   }
   ApplyTouched(touched);
   meta_.Remove(path);
+  KeepDetachedAttr(path, attr);
   inodes_.Detach(path);
   return 0;
 }
@@ -424,6 +461,7 @@ int BucketFs::Rename(Ino parent, const std::string& name, Ino new_parent,
   if (options_.read_only) return EROFS;
   if ((flags & RENAME_EXCHANGE) != 0) return EINVAL;
   if ((flags & ~static_cast<unsigned>(RENAME_NOREPLACE)) != 0) return EINVAL;
+  if (int err = PreserveOpenContent(new_parent, new_name); err != 0) return err;
   MutexLock ns(ns_mu_);
   std::string from, to;
   if (int err = ChildPath(parent, name, &from); err != 0) return err;
@@ -468,6 +506,7 @@ int BucketFs::Rename(Ino parent, const std::string& name, Ino new_parent,
   if (int err = RunBatch(std::move(ops)); err != 0) return err;
   ApplyTouched(touched);
   src.ctime_ms = now;
+  if (target_exists) KeepDetachedAttr(to, dst);
   meta_.Move(from, to);
   meta_.Update(to, [&](NodeAttr& a) { a.ctime_ms = src.ctime_ms; });
   inodes_.Rename(from, to);

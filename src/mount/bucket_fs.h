@@ -133,6 +133,8 @@ class BucketFs {
   int ChildPath(Ino parent, const std::string& name, std::string* path,
                 NodeAttr* parent_attr = nullptr);
   static void InheritGroup(const NodeAttr& dir, NodeAttr* attr);
+  int PreserveOpenContent(Ino parent, const std::string& name);
+  void KeepDetachedAttr(const std::string& path, const NodeAttr& attr);
   std::string RemotePath(const std::string& path) const;
   int RunBatch(std::vector<RemoteOp> ops) REQUIRES(ns_mu_);
   int TouchParentOp(const std::string& path, int64_t now, std::vector<RemoteOp>* ops,
@@ -168,6 +170,8 @@ class BucketFs {
   // The content hash each file's kernel page cache was filled from: an open keeps the
   // cache (FOPEN_KEEP_CACHE) only while it matches.
   std::unordered_map<Ino, Hash> page_cache_ GUARDED_BY(mu_);
+  // Attributes of open files whose name was removed (unlink, rename over them).
+  std::unordered_map<Ino, NodeAttr> detached_ GUARDED_BY(mu_);
   Mutex cas_mu_;
   std::unique_ptr<RemoteConnection::Cas> write_cas_ GUARDED_BY(cas_mu_);
 

@@ -67,7 +67,10 @@ void BucketFs::Unpin(const std::shared_ptr<FileState>& st) {
   if (!st->mu.TryLock()) return;
   const bool dirty = st->dirty();
   st->mu.Unlock();
-  if (!dirty) files_.erase(it);
+  if (!dirty) {
+    files_.erase(it);
+    detached_.erase(st->ino);
+  }
 }
 
 int BucketFs::EnsureStaged(FileState& st) {
