@@ -338,6 +338,21 @@ void ChunkCache::EvictLocked() {
   }
 }
 
+std::optional<std::pair<uint32_t, uint32_t>> ChunkCache::FindCovering(const Hash& xorb,
+                                                                      uint32_t chunk) {
+  constexpr int kMaxLooks = 64;
+  MutexLock lock(mu_);
+  // Entries of `xorb` starting at or before `chunk`, latest start first.
+  auto it = slots_.upper_bound(Key{xorb, chunk, UINT32_MAX});
+  for (int looks = 0; looks < kMaxLooks && it != slots_.begin(); ++looks) {
+    --it;
+    const auto& [x, start, end] = it->first;
+    if (x != xorb) break;
+    if (start <= chunk && chunk < end) return std::make_pair(start, end);
+  }
+  return std::nullopt;
+}
+
 uint64_t ChunkCache::size_bytes() const {
   MutexLock lock(mu_);
   return total_;

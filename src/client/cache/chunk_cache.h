@@ -18,6 +18,7 @@
 #include <span>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "common/mutex.h"
@@ -110,6 +111,11 @@ class ChunkCache {
   // Starts an entry of `records_bytes` bytes of records.
   Result<std::unique_ptr<Writer>> StartPut(const Hash& xorb, uint32_t chunk_start,
                                            uint32_t chunk_end, uint64_t records_bytes);
+
+  // The range [start, end) of an entry of `xorb` holding chunk `chunk`, or nullopt. Ranged
+  // readers store and look up entries for runs of chunks that need not match exactly.
+  // Looks at a bounded number of entries starting at or before `chunk`.
+  std::optional<std::pair<uint32_t, uint32_t>> FindCovering(const Hash& xorb, uint32_t chunk);
 
   uint64_t size_bytes() const;
   size_t num_entries() const;

@@ -8,6 +8,7 @@
 // the buffers it drops and allocates the new ones outside that lock.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
