@@ -485,7 +485,7 @@ struct FakeObject {
   FakeObject() {
     for (int i = 0; i < 300; ++i) bytes += static_cast<char>('A' + i % 26);
     entry.url = "/xorb?sig=1";
-    entry.ranges = {{0, 1, 10, 19}, {1, 2, 50, 59}, {2, 3, 100, 149}};
+    entry.ranges = {{0, 1, 10, 19, {}}, {1, 2, 50, 59, {}}, {2, 3, 100, 149, {}}};
   }
   std::string Slice(const FetchRange& r) const {
     return bytes.substr(r.byte_start, r.byte_end - r.byte_start + 1);

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstddef>
 #include <vector>
 
 namespace xet {

@@ -70,7 +70,7 @@ struct RangeAnswerReaderTest : ::testing::Test {
   }
 
   std::string object;
-  std::vector<FetchRange> ranges = {{0, 1, 10, 19}, {1, 2, 50, 59}, {2, 3, 100, 149}};
+  std::vector<FetchRange> ranges = {{0, 1, 10, 19, {}}, {1, 2, 50, 59, {}}, {2, 3, 100, 149, {}}};
   std::vector<std::pair<size_t, std::string>> got;
   RangeAnswerReader::OnRange collect = [this](size_t i, std::span<const uint8_t> b) {
     got.emplace_back(i, std::string(b.begin(), b.end()));

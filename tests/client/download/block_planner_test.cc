@@ -28,9 +28,10 @@ TEST(SplitBlocks, CutsAtBlockMultiplesFromFirst) {
 // sit in one entry.
 Reconstruction ThreeTerms() {
   Reconstruction r;
-  r.terms = {{H(1), 0, 2, 100}, {H(2), 0, 1, 50}, {H(1), 1, 4, 120}, {H(2), 5, 6, 30}};
-  r.xorbs.push_back({H(1), {FetchEntry{"u1", {{0, 4, 0, 999}}}}});
-  r.xorbs.push_back({H(2), {FetchEntry{"u2", {{0, 1, 0, 99}, {5, 6, 500, 599}}}}});
+  r.terms = {
+      {H(1), 0, 2, 100, {}}, {H(2), 0, 1, 50, {}}, {H(1), 1, 4, 120, {}}, {H(2), 5, 6, 30, {}}};
+  r.xorbs.push_back({H(1), {FetchEntry{"u1", {{0, 4, 0, 999, {}}}}}});
+  r.xorbs.push_back({H(2), {FetchEntry{"u2", {{0, 1, 0, 99, {}}, {5, 6, 500, 599, {}}}}}});
   return r;
 }
 
@@ -132,10 +133,11 @@ TEST(PlanBlock, RejectsInconsistentAnswers) {
 // chunks, and a range used twice gets one RangeRef.
 TEST(PlanBlock, TermsFoundInALaterFetchEntry) {
   Reconstruction r;
-  r.terms = {{H(1), 4, 6, 100}, {H(1), 0, 2, 60}, {H(1), 8, 9, 40}, {H(1), 5, 6, 100}};
+  r.terms = {
+      {H(1), 4, 6, 100, {}}, {H(1), 0, 2, 60, {}}, {H(1), 8, 9, 40, {}}, {H(1), 5, 6, 100, {}}};
   r.xorbs.push_back({H(1),
-                     {FetchEntry{"u1", {{0, 2, 0, 199}}},
-                      FetchEntry{"u2", {{4, 6, 400, 599}, {8, 9, 800, 899}}}}});
+                     {FetchEntry{"u1", {{0, 2, 0, 199, {}}}},
+                      FetchEntry{"u2", {{4, 6, 400, 599, {}}, {8, 9, 800, 899, {}}}}}});
   auto plan = PlanBlock(r, {0, 299}, 1 << 20);
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   ASSERT_EQ(plan->ranges.size(), 3u);
