@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstring>
 #include <deque>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -30,7 +31,7 @@ constexpr uint64_t kMinWindow = 1ull << 20;
 constexpr uint64_t kReadAheadRunBytes = 4ull << 20;
 // A read starting this close to where the stream's reads end still counts as sequential
 // (the kernel sends concurrent reads of a sequential reader slightly out of order).
-constexpr uint64_t kSequentialSlack = 4ull << 20;
+constexpr uint64_t kSequentialSlack = 512ull << 10;
 // Chunk cache entries are read in pieces of this size.
 constexpr size_t kDiskReadBytes = 1u << 20;
 
@@ -448,10 +449,11 @@ class RangeReader::StreamImpl final : public RangeReader::Stream {
     if (offset >= size_ || out.empty()) return size_t{0};
     XET_RETURN_IF_ERROR(impl_.disk_status_);
     const size_t n = static_cast<size_t>(std::min<uint64_t>(out.size(), size_ - offset));
+    std::optional<bool> sequential;
     for (int attempt = 0;; ++attempt) {
       XET_ASSIGN_OR_RETURN(std::shared_ptr<const FilePlan> plan, impl_.plans_.Get(file_, size_));
-      const bool sequential = NoteRead(plan, offset, n);
-      Status st = impl_.ReadPlan(*plan, offset, out.first(n), !sequential);
+      if (!sequential) sequential = NoteRead(plan, offset, n);
+      Status st = impl_.ReadPlan(*plan, offset, out.first(n), !*sequential);
       if (st.ok()) return n;
       // An expired or revoked URL: a fresh plan, once.
       if (st.code() != Status::Code::kPermissionDenied || attempt > 0) return st;
