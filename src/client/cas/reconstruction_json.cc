@@ -3,55 +3,11 @@
 #include <nlohmann/json.hpp>
 
 #include "client/transport/json_fields.h"
-#include "format/xorb_limits.h"
 
 namespace xet {
 namespace {
 
 using nlohmann::json;
-
-// The optional "chunk_lengths" of a term (xetstore's chunk detail): one uncompressed length
-// in (0, kXorbMaxChunkSize] per chunk of the term, adding up to its unpacked_length.
-bool ParseChunkLengths(const json& t, ReconTerm& term) {
-  const json* lengths = wire_json::Field(t, "chunk_lengths");
-  if (lengths == nullptr) return true;
-  if (!lengths->is_array() || lengths->size() != term.chunk_end - term.chunk_start) return false;
-  term.chunk_lengths.reserve(lengths->size());
-  uint64_t sum = 0;
-  for (const json& v : *lengths) {
-    if (!v.is_number_unsigned()) return false;
-    const uint64_t n = v.get<uint64_t>();
-    if (n == 0 || n > kXorbMaxChunkSize) return false;
-    sum += n;
-    term.chunk_lengths.push_back(static_cast<uint32_t>(n));
-  }
-  return sum == term.unpacked_length;
-}
-
-// The optional "chunk_offsets" of a fetch range: end - start + 1 strictly ascending offsets
-// from bytes.start to bytes.end + 1, each chunk's record at least a header and a byte long
-// and at most the largest record a reader accepts.
-bool ParseChunkOffsets(const json& rg, FetchRange& fr) {
-  const json* offsets = wire_json::Field(rg, "chunk_offsets");
-  if (offsets == nullptr) return true;
-  if (!offsets->is_array() || offsets->size() != size_t{fr.chunk_end - fr.chunk_start} + 1) {
-    return false;
-  }
-  fr.chunk_offsets.reserve(offsets->size());
-  for (const json& v : *offsets) {
-    if (!v.is_number_unsigned()) return false;
-    const uint64_t at = v.get<uint64_t>();
-    if (!fr.chunk_offsets.empty()) {
-      const uint64_t prev = fr.chunk_offsets.back();
-      if (at <= prev || at - prev <= kXorbChunkHeaderSize ||
-          at - prev > kXorbChunkHeaderSize + 2 * uint64_t{kXorbMaxChunkSize}) {
-        return false;
-      }
-    }
-    fr.chunk_offsets.push_back(at);
-  }
-  return fr.chunk_offsets.front() == fr.byte_start && fr.chunk_offsets.back() == fr.byte_end + 1;
-}
 
 // The shape checks of ParseReconstructionJson; json type errors cannot occur (every access
 // is checked), but the caller still guards against nlohmann exceptions.
@@ -78,10 +34,6 @@ Result<Reconstruction> ReconstructionFrom(const json& j) {
         !wire_json::GetU32(*range, "end", &term.chunk_end) || term.chunk_end <= term.chunk_start) {
       return wire_json::Bad(kDoc,
                             "term " + std::to_string(r.terms.size()) + ": bad range or length");
-    }
-    if (!ParseChunkLengths(t, term)) {
-      return wire_json::Bad(kDoc,
-                            "term " + std::to_string(r.terms.size()) + ": bad \"chunk_lengths\"");
     }
     r.terms.push_back(term);
   }
@@ -121,9 +73,6 @@ Result<Reconstruction> ReconstructionFrom(const json& j) {
             !wire_json::GetU64(*bytes, "end", &fr.byte_end) || fr.chunk_end <= fr.chunk_start ||
             fr.byte_end < fr.byte_start) {
           return wire_json::Bad(kDoc, "xorb " + key + ": bad fetch range");
-        }
-        if (!ParseChunkOffsets(rg, fr)) {
-          return wire_json::Bad(kDoc, "xorb " + key + ": bad \"chunk_offsets\"");
         }
         fe.ranges.push_back(fr);
       }

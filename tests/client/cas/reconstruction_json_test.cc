@@ -77,53 +77,5 @@ TEST(ReconstructionJsonTest, ShapesAndHostileAnswers) {
   }
 }
 
-// xetstore's chunk detail: "chunk_lengths" per term and "chunk_offsets" per fetch range.
-std::string DetailRecon(const std::string& lengths, const std::string& offsets) {
-  const std::string terms = R"([{"hash":")" + kHashA +
-                            R"(","unpacked_length":100,"range":{"start":1,"end":3})" +
-                            (lengths.empty() ? "" : R"(,"chunk_lengths":)" + lengths) + "}]";
-  const std::string xorbs =
-      R"({")" + kHashA +
-      R"(":[{"url":"u","ranges":[{"chunks":{"start":0,"end":3},"bytes":{"start":10,"end":109})" +
-      (offsets.empty() ? "" : R"(,"chunk_offsets":)" + offsets) + "}]}]}";
-  return Recon(terms, xorbs);
-}
-
-TEST(ReconstructionJsonTest, ChunkDetail) {
-  auto r = ParseReconstructionJson(DetailRecon("[60,40]", "[10,30,70,110]"));
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(r->terms[0].chunk_lengths, (std::vector<uint32_t>{60, 40}));
-  EXPECT_EQ(r->xorbs[0].second[0].ranges[0].chunk_offsets,
-            (std::vector<uint64_t>{10, 30, 70, 110}));
-  // Without detail the lists stay empty.
-  r = ParseReconstructionJson(DetailRecon("", ""));
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_TRUE(r->terms[0].chunk_lengths.empty());
-  EXPECT_TRUE(r->xorbs[0].second[0].ranges[0].chunk_offsets.empty());
-  for (const auto& [lengths, offsets] : std::vector<std::pair<std::string, std::string>>{
-           {"[60]", ""},                 // one length for two chunks
-           {"[60,40,1]", ""},            // three
-           {"[60,41]", ""},              // sum is not unpacked_length
-           {"[100,0]", ""},              // an empty chunk
-           {"[60,-40]", ""},             // negative
-           {"[60,\"40\"]", ""},          // not a number
-           {"{}", ""},                   // not a list
-           {"[131072,40]", ""},          // a chunk of the largest size, but the sum is wrong
-           {"[131073,-131013]", ""},     // larger than a chunk may be
-           {"", "[10,30,70]"},           // too few offsets
-           {"", "[10,30,70,110,120]"},   // too many
-           {"", "[11,30,70,110]"},       // not from bytes.start
-           {"", "[10,30,70,109]"},       // not to bytes.end + 1
-           {"", "[10,70,30,110]"},       // descending
-           {"", "[10,10,70,110]"},       // an empty record
-           {"", "[10,15,70,110]"},       // a record shorter than its header
-           {"", "[10,30,70,1.5]"},       // not an integer
-           {"", "\"10,30,70,110\""}}) {  // not a list
-    auto p = ParseReconstructionJson(DetailRecon(lengths, offsets));
-    ASSERT_FALSE(p.ok()) << lengths << " " << offsets;
-    EXPECT_EQ(p.status().code(), Status::Code::kCorruption) << p.status().ToString();
-  }
-}
-
 }  // namespace
 }  // namespace xet
