@@ -180,8 +180,9 @@ class RangeReader::Impl {
   // The decoded chunk `c` of term `t`: from `own` (chunks this read fetched), memory, a
   // fetch in flight, or fetched now (alone when exact, with its whole range otherwise; the
   // other chunks the fetch brings for the term go to `own`).
-  Result<ChunkPtr> Resolve(const FilePlan& plan, const FilePlan::Term& t, uint32_t c,
-                           std::unordered_map<uint32_t, ChunkPtr>& own, bool touch);
+  // `pos` is the chunk's data position and `end` the end of the read's.
+  Result<ChunkPtr> Resolve(const FilePlan& plan, const FilePlan::Term& t, uint32_t c, uint64_t pos,
+                           uint64_t end, std::unordered_map<uint32_t, ChunkPtr>& own, bool touch);
 
   // Fetches the chunks of `run` (from the chunk cache when it has them), Puts each decoded
   // chunk through `claims` and hands it to `on_chunk`.
@@ -334,7 +335,8 @@ void RangeReader::Impl::ReadAhead(const FilePlan& plan, const FilePlan::Run& run
 }
 
 Result<ChunkPtr> RangeReader::Impl::Resolve(const FilePlan& plan, const FilePlan::Term& t,
-                                            uint32_t c, std::unordered_map<uint32_t, ChunkPtr>& own,
+                                            uint32_t c, uint64_t pos, uint64_t end,
+                                            std::unordered_map<uint32_t, ChunkPtr>& own,
                                             bool touch) {
   if (auto it = own.find(c); it != own.end()) return it->second;
   const Hash& xorb = plan.xorb_hash(t.xorb);
@@ -347,12 +349,13 @@ Result<ChunkPtr> RangeReader::Impl::Resolve(const FilePlan& plan, const FilePlan
       const FilePlan::Run run =
           t.exact() ? plan.RunFor(t, c, c + 1) : plan.RunFor(t, t.chunk_start, t.chunk_end);
       ChunkPtr mine;
+      uint64_t at = pos;  // data position of chunk k (chunks arrive in order)
       XET_RETURN_IF_ERROR(FetchRun(plan, run, claims, [&](uint32_t k, const ChunkPtr& p) {
-        if (k == c) {
-          mine = p;
-        } else if (k > c && k >= t.chunk_start && k < t.chunk_end) {
-          own[k] = p;
-        }
+        if (k < c) return;
+        if (k == c) mine = p;
+        // The term's later chunks this read still needs (all of a term may be far more).
+        if (k > c && k < t.chunk_end && at < end) own[k] = p;
+        at += p->size;
       }));
       if (mine == nullptr)
         return Status::Internal("fetch of chunk " + std::to_string(c) + " lost it");
@@ -404,7 +407,7 @@ Status RangeReader::Impl::ReadPlan(const FilePlan& plan, uint64_t offset, std::s
     uint64_t pos = pc.data;
     uint32_t c = pc.first;
     for (; c < pc.end && pos < d1; ++c) {
-      XET_ASSIGN_OR_RETURN(ChunkPtr chunk, Resolve(plan, t, c, own, touch));
+      XET_ASSIGN_OR_RETURN(ChunkPtr chunk, Resolve(plan, t, c, pos, d1, own, touch));
       if (t.exact() && chunk->size != plan.ChunkLength(t, c)) {
         return Status::Corruption("chunk " + std::to_string(c) + " of xorb " + xorb.ToHex() +
                                   " holds " + std::to_string(chunk->size) +
