@@ -16,10 +16,12 @@
 //       (DownloadToSink: the file hash is checked, nothing is written). Same fields.
 //   download_bench_tool read --endpoint URL --token T --hash H --size N [--read-kib K]
 //                            [--streams S] [--memory-mib M] [--fetch-threads T]
-//                            [--verify PATH]
+//                            [--verify PATH] [--files LIST]
 //       Reads the whole file sequentially through RangeReader streams (S of them at once,
 //       each reading all of the file, default 1) in reads of K KiB (default 1024) into
 //       one buffer per stream; with --verify, compares every read with the local file.
+//       --files names a file of "HASH SIZE" lines: stream i then reads file i modulo their
+//       number (--hash and --size are still required and ignored).
 //       Same fields (MB/s counts the bytes of all streams) plus the reader's fetches.
 //   download_bench_tool random --endpoint URL --token T --hash H --size N [--count C]
 //                              [--read-kib K] [--seed S]
@@ -175,18 +177,31 @@ json ReadSequentially(CasClient& cas, const Args& a, const Hash& hash, uint64_t 
   const size_t step = a.Number("read-kib", 1024) << 10;
   const size_t streams = a.Number("streams", 1);
   const std::string verify = a.values.count("verify") != 0 ? a.values.at("verify") : "";
-  reader.PrefetchPlan(hash, size);
+  std::vector<std::pair<Hash, uint64_t>> files;
+  if (a.values.count("files") != 0) {
+    std::ifstream list(a.values.at("files"));
+    std::string hex;
+    uint64_t n = 0;
+    while (list >> hex >> n) {
+      const auto h = Hash::FromHex(hex);
+      if (!h) throw std::runtime_error("--files: bad hash " + hex);
+      files.emplace_back(*h, n);
+    }
+  }
+  if (files.empty()) files.emplace_back(hash, size);
+  for (const auto& [h, n] : files) reader.PrefetchPlan(h, n);
   std::atomic<uint64_t> read{0}, mismatches{0};
   std::mutex mu;
   Status failure;
   std::vector<std::thread> pool;
   for (size_t t = 0; t < streams; ++t) {
-    pool.emplace_back([&] {
-      auto s = reader.Open(hash, size);
+    pool.emplace_back([&, t] {
+      const auto [file, file_size] = files[t % files.size()];
+      auto s = reader.Open(file, file_size);
       std::vector<uint8_t> buf(step), expect;
       std::ifstream local;
       if (!verify.empty()) local.open(verify, std::ios::binary);
-      for (uint64_t off = 0; off < size;) {
+      for (uint64_t off = 0; off < file_size;) {
         auto got = s->Read(off, buf);
         if (!got.ok() || *got == 0) {
           std::lock_guard lock(mu);
@@ -208,6 +223,7 @@ json ReadSequentially(CasClient& cas, const Args& a, const Hash& hash, uint64_t 
   const RangeReader::Stats st = reader.stats();
   json out{{"read_kib", step >> 10},
            {"streams", streams},
+           {"files", files.size()},
            {"bytes_read", read.load()},
            {"fetches", st.fetches},
            {"bytes_received", st.fetched_bytes},
