@@ -9,15 +9,74 @@ namespace {
 // Bookkeeping per held chunk (list node, index node, control block), counted with its bytes.
 constexpr uint64_t kDecodedChunkOverhead = 128;
 
-uint64_t Charge(const ChunkPtr& c) { return uint64_t{c->size} + kDecodedChunkOverhead; }
+uint64_t Charge(const ChunkPtr& c) { return uint64_t{c->capacity} + kDecodedChunkOverhead; }
 
 }  // namespace
 
+DecodedChunk::~DecodedChunk() {
+  if (pool) {
+    pool->Give(data, capacity);
+  } else {
+    delete[] data;
+  }
+}
+
 std::shared_ptr<DecodedChunk> NewDecodedChunk(uint32_t size) {
   auto c = std::make_shared<DecodedChunk>();
-  c->bytes = std::make_unique_for_overwrite<uint8_t[]>(size);
+  c->data = new uint8_t[size];
   c->size = size;
+  c->capacity = size;
   return c;
+}
+
+ChunkBufferPool::~ChunkBufferPool() {
+  MutexLock lock(mu_);
+  for (auto& [capacity, list] : free_) {
+    for (uint8_t* p : list) delete[] p;
+  }
+}
+
+std::shared_ptr<DecodedChunk> ChunkBufferPool::NewChunk(uint32_t size) {
+  uint32_t capacity = std::max<uint32_t>(1, (size + kClassBytes - 1) / kClassBytes) * kClassBytes;
+  uint8_t* data = nullptr;
+  {
+    // The size's class, else a free buffer up to two classes larger (chunk sizes vary: a
+    // pool of one class only would rarely serve the next chunk).
+    MutexLock lock(mu_);
+    for (uint32_t c = capacity; data == nullptr && c <= capacity + 2 * kClassBytes;
+         c += kClassBytes) {
+      auto it = free_.find(c);
+      if (it == free_.end() || it->second.empty()) continue;
+      data = it->second.back();
+      it->second.pop_back();
+      free_bytes_ -= c;
+      capacity = c;
+    }
+  }
+  if (data == nullptr) data = new uint8_t[capacity];
+  auto c = std::make_shared<DecodedChunk>();
+  c->data = data;
+  c->size = size;
+  c->capacity = capacity;
+  c->pool = shared_from_this();
+  return c;
+}
+
+void ChunkBufferPool::Give(uint8_t* data, uint32_t capacity) {
+  {
+    MutexLock lock(mu_);
+    if (free_bytes_ + capacity <= max_free_bytes_) {
+      free_[capacity].push_back(data);
+      free_bytes_ += capacity;
+      return;
+    }
+  }
+  delete[] data;
+}
+
+uint64_t ChunkBufferPool::free_bytes() const {
+  MutexLock lock(mu_);
+  return free_bytes_;
 }
 
 ChunkPtr DecodedChunks::Get(const ChunkKey& key, bool touch) {

@@ -21,15 +21,51 @@
 
 namespace xet {
 
+class ChunkBufferPool;
+
+// A decoded chunk's bytes: `size` of a buffer of `capacity` bytes, from a ChunkBufferPool
+// (handed back to it when the chunk is destroyed) or allocated alone.
 struct DecodedChunk {
-  std::unique_ptr<uint8_t[]> bytes;
+  uint8_t* data = nullptr;
   uint32_t size = 0;
-  std::span<const uint8_t> span() const { return {bytes.get(), size}; }
+  uint32_t capacity = 0;
+  std::shared_ptr<ChunkBufferPool> pool;
+  DecodedChunk() = default;
+  DecodedChunk(const DecodedChunk&) = delete;
+  DecodedChunk& operator=(const DecodedChunk&) = delete;
+  ~DecodedChunk();
+  std::span<const uint8_t> span() const { return {data, size}; }
 };
 using ChunkPtr = std::shared_ptr<const DecodedChunk>;
 
-// An uninitialized chunk of `size` bytes, to decode into.
+// An uninitialized chunk of `size` bytes, to decode into, allocated alone.
 std::shared_ptr<DecodedChunk> NewDecodedChunk(uint32_t size);
+
+// Recycles chunk buffers, in size classes of kClassBytes, so that a reader's memory does not
+// grow with the allocator's per-thread arenas (chunks are decoded on one thread and dropped
+// on another) and new chunks reuse pages already faulted in. Keeps at most `max_free_bytes`
+// of free buffers. Thread-safe; create with std::make_shared (chunks hold a reference).
+class ChunkBufferPool : public std::enable_shared_from_this<ChunkBufferPool> {
+ public:
+  static constexpr uint32_t kClassBytes = 16u << 10;
+  explicit ChunkBufferPool(uint64_t max_free_bytes) : max_free_bytes_(max_free_bytes) {}
+  ~ChunkBufferPool();
+  ChunkBufferPool(const ChunkBufferPool&) = delete;
+  ChunkBufferPool& operator=(const ChunkBufferPool&) = delete;
+
+  // An uninitialized chunk of `size` bytes (capacity: `size` rounded up to the class).
+  std::shared_ptr<DecodedChunk> NewChunk(uint32_t size);
+  // Takes back a buffer of `capacity` bytes (a multiple of kClassBytes).
+  void Give(uint8_t* data, uint32_t capacity);
+
+  uint64_t free_bytes() const;
+
+ private:
+  const uint64_t max_free_bytes_;
+  mutable Mutex mu_;
+  std::unordered_map<uint32_t, std::vector<uint8_t*>> free_ GUARDED_BY(mu_);  // by capacity
+  uint64_t free_bytes_ GUARDED_BY(mu_) = 0;
+};
 
 struct ChunkKey {
   Hash xorb;

@@ -65,6 +65,8 @@ class RangeReader::Impl {
         options_(std::move(options)),
         plans_([this](const Hash& f) { return source_->Reconstruct(f); },
                options_.plan_cache_entries, options_.plan_ttl, std::move(clock)),
+        buffers_(std::make_shared<ChunkBufferPool>(
+            std::clamp<uint64_t>(options_.memory_bytes / 8, 1u << 20, 16u << 20))),
         memory_(options_.memory_bytes) {
     if (!options_.chunk_cache_dir.empty()) {
       auto opened = ChunkCache::Open(options_.chunk_cache_dir, options_.chunk_cache_bytes);
@@ -129,6 +131,8 @@ class RangeReader::Impl {
   std::unique_ptr<RangeSource> source_;
   const RangeReaderOptions options_;
   PlanCache plans_;
+  // Before memory_: chunks hand their buffers back to it (each also holds a reference).
+  std::shared_ptr<ChunkBufferPool> buffers_;
   DecodedChunks memory_;
   std::unique_ptr<ChunkCache> disk_;
   Status disk_status_;
@@ -208,8 +212,8 @@ class RangeReader::Impl {
 
 Result<ChunkPtr> RangeReader::Impl::Decode(ChunkCodec& codec, uint32_t index, const ChunkRecord& r,
                                            std::span<const uint8_t> payload) {
-  std::shared_ptr<DecodedChunk> chunk = NewDecodedChunk(r.usize);
-  const std::span<uint8_t> dst(chunk->bytes.get(), r.usize);
+  std::shared_ptr<DecodedChunk> chunk = buffers_->NewChunk(r.usize);
+  const std::span<uint8_t> dst(chunk->data, r.usize);
   XET_ASSIGN_OR_RETURN(std::span<const uint8_t> data,
                        DecodeChunkRecord(codec, index, r, payload, dst));
   if (data.data() != dst.data()) std::memcpy(dst.data(), data.data(), data.size());
@@ -417,7 +421,7 @@ Status RangeReader::Impl::ReadPlan(const FilePlan& plan, uint64_t offset, std::s
       const uint64_t lo = std::max(pos, d0);
       const uint64_t hi = std::min({pos + chunk->size, d1, t.data_offset + t.length});
       if (lo < hi) {
-        std::memcpy(out.data() + (lo - d0), chunk->bytes.get() + (lo - pos), hi - lo);
+        std::memcpy(out.data() + (lo - d0), chunk->data + (lo - pos), hi - lo);
         copied += hi - lo;
       }
       pos += chunk->size;

@@ -63,5 +63,37 @@ TEST(DecodedChunks, ClaimsMakeReadersWait) {
   EXPECT_EQ(c.Wait(k2), nullptr);
 }
 
+TEST(ChunkBufferPool, RecyclesBuffersWithinItsBound) {
+  auto pool = std::make_shared<ChunkBufferPool>(3 * ChunkBufferPool::kClassBytes);
+  const uint32_t k = ChunkBufferPool::kClassBytes;
+  const uint8_t* first = nullptr;
+  {
+    auto c = pool->NewChunk(k + 1);
+    EXPECT_EQ(c->size, k + 1);
+    EXPECT_EQ(c->capacity, 2 * k);
+    first = c->data;
+  }
+  EXPECT_EQ(pool->free_bytes(), 2u * k);
+  {
+    auto c = pool->NewChunk(2 * k);  // the same class: the same buffer
+    EXPECT_EQ(c->data, first);
+    EXPECT_EQ(pool->free_bytes(), 0u);
+  }
+  {
+    auto c = pool->NewChunk(1);  // a smaller size may take a larger free buffer
+    EXPECT_EQ(c->data, first);
+    EXPECT_EQ(c->capacity, 2 * k);
+  }
+  {
+    auto a = pool->NewChunk(2 * k);
+    auto b = pool->NewChunk(2 * k);
+  }  // 4 classes of free buffers exceed the bound: one is freed
+  EXPECT_EQ(pool->free_bytes(), 2u * k);
+  // Held bytes are counted by capacity (here the free buffer of two classes).
+  DecodedChunks held(10 * k);
+  held.Put({H(1), 0}, pool->NewChunk(1));
+  EXPECT_EQ(held.bytes(), 2 * k + 128u);
+}
+
 }  // namespace
 }  // namespace xet

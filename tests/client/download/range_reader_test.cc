@@ -259,6 +259,24 @@ TEST_P(RangeReaderTest, RandomReadsMatchTheFileWithOneReconstruction) {
   EXPECT_EQ(source_->reconstructions.load(), 1);
 }
 
+TEST_P(RangeReaderTest, FileStartingInsideItsFirstTerm) {
+  // offset_into_first_range: the file's byte 0 is byte 1234 of the first term.
+  FakeFile shifted = MakeFile(3, {{&a_, 0, 10}, {&b_, 5, 20}, {&a_, 10, 40}},
+                              {{&a_, {{0, 40}}}, {&b_, {{0, 20}}}}, detail());
+  shifted.recon.offset_into_first_range = 1234;
+  ASSERT_GT(shifted.recon.terms[0].unpacked_length, 1234u);
+  shifted.data.erase(shifted.data.begin(), shifted.data.begin() + 1234);
+  source_->AddFile(&shifted);
+  RangeReader& reader = Reader();
+  auto s = reader.Open(shifted.hash, shifted.data.size());
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 100; ++i) {
+    const uint64_t off = i == 0 ? 0 : rng() % shifted.data.size();
+    const size_t n = 1 + rng() % 20000;
+    ASSERT_EQ(ReadOf(*s, off, n), Expected(shifted, off, n)) << off << "+" << n;
+  }
+}
+
 TEST_P(RangeReaderTest, SmallReadFetchesOnlyItsChunks) {
   RangeReader& reader = Reader();
   auto s = reader.Open(file_.hash, file_.data.size());
