@@ -110,7 +110,7 @@ void DecodedChunks::Put(const ChunkKey& key, ChunkPtr chunk) {
     }
     Evict();
   }
-  cv_.NotifyAll();
+  CvOf(key).NotifyAll();
 }
 
 void DecodedChunks::Abandon(const ChunkKey& key) {
@@ -118,12 +118,13 @@ void DecodedChunks::Abandon(const ChunkKey& key) {
     MutexLock lock(mu_);
     claimed_.erase(key);
   }
-  cv_.NotifyAll();
+  CvOf(key).NotifyAll();
 }
 
 ChunkPtr DecodedChunks::Wait(const ChunkKey& key) {
   MutexLock lock(mu_);
-  while (claimed_.contains(key)) cv_.Wait(mu_);
+  CondVar& cv = CvOf(key);
+  while (claimed_.contains(key)) cv.Wait(mu_);
   auto it = index_.find(key);
   if (it == index_.end()) return nullptr;
   lru_.splice(lru_.begin(), lru_, it->second);

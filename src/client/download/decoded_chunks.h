@@ -104,10 +104,14 @@ class DecodedChunks {
     ChunkPtr chunk;
   };
   void Evict() REQUIRES(mu_);
+  // The waiters of a chunk wait on its shard's condition variable: the end of a claim wakes
+  // the readers of a few chunks, not every reader.
+  static constexpr size_t kWaitShards = 64;
+  CondVar& CvOf(const ChunkKey& key) { return cvs_[ChunkKeyHasher{}(key) % kWaitShards]; }
 
   const uint64_t max_bytes_;
   mutable Mutex mu_;
-  CondVar cv_;                            // a claim ended
+  CondVar cvs_[kWaitShards];              // a claim ended
   std::list<Entry> lru_ GUARDED_BY(mu_);  // most recently used first
   std::unordered_map<ChunkKey, std::list<Entry>::iterator, ChunkKeyHasher> index_ GUARDED_BY(mu_);
   std::unordered_set<ChunkKey, ChunkKeyHasher> claimed_ GUARDED_BY(mu_);
