@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "format/hash.h"
+#include "protocol/posix_metadata.h"
 
 namespace xet {
 
@@ -23,21 +24,29 @@ struct BucketRecord {
   int64_t created_at_ms = 0;  // unix milliseconds
   int64_t updated_at_ms = 0;  // last change of the bucket or its entries
   uint64_t total_size = 0;    // sum of the entries' sizes
-  uint64_t total_files = 0;   // number of entries
+  uint64_t total_files = 0;   // number of file entries (directory entries not counted)
+  // +1 for every committed batch that changed at least one entry, and for every move of the
+  // bucket: "has anything changed?" in one row read.
+  uint64_t generation = 0;
 
   // "NAMESPACE/BUCKET", also the bucket's Scope.
   std::string FullName() const { return ns + "/" + name; }
   friend bool operator==(const BucketRecord&, const BucketRecord&) = default;
 };
 
+// A file entry (a path pointing at a Xet file; with POSIX metadata of a symbolic link, at
+// the empty file), or an explicit directory entry (is_directory: a directory that exists
+// even when nothing is below it; file_hash zero, size 0, no content type or sha256).
 struct BucketEntry {
   std::string path;  // a valid bucket path (see protocol/bucket_path.h)
+  bool is_directory = false;
   Hash file_hash;
-  uint64_t size = 0;           // the file's size (from its file record)
-  int64_t mtime_ms = 0;        // client-supplied modification time; 0 = unknown
-  int64_t uploaded_at_ms = 0;  // when this entry was last written
-  std::string content_type;    // empty = unknown
-  std::optional<Hash> sha256;  // the file's SHA-256 if its shard carried one
+  uint64_t size = 0;                   // the file's size (from its file record)
+  int64_t mtime_ms = 0;                // client-supplied modification time; 0 = unknown
+  int64_t uploaded_at_ms = 0;          // when this entry was last written
+  std::string content_type;            // empty = unknown
+  std::optional<Hash> sha256;          // the file's SHA-256 if its shard carried one
+  std::optional<PosixMetadata> posix;  // validated (ValidatePosix) when set
   friend bool operator==(const BucketEntry&, const BucketEntry&) = default;
 };
 
@@ -60,8 +69,17 @@ struct BucketOp {
     // subdirectory is allowed). Fails ("nothing at <from>") if nothing matches.
     kCopyPrefix,
     // As kCopyPrefix within this bucket, then the sources are removed (a directory
-    // rename). Metadata only. Fails if `to` is below `from` (a move into itself).
+    // rename). Metadata only. Fails if `to` is below `from` (a move into itself), and with
+    // no_replace ("TO exists") when any entry is at `to` or below `to` + "/".
     kMovePrefix,
+    // An explicit directory entry at path (created or replaced, with mtime_ms and posix).
+    // Fails ("a file exists at PATH") when a file entry is at path.
+    kAddDirectory,
+    // Replaces the posix metadata (and mtime_ms unless 0) of the entry at path, keeping its
+    // content: a file entry (posix a regular file, or a symbolic link if it points at the
+    // empty file), a directory entry, or an implied directory (one with entries below it),
+    // which gets a directory entry. Fails ("nothing at PATH") otherwise.
+    kSetMetadata,
   };
   Kind kind = Kind::kAddFile;
   std::string path;  // kAddFile, kDeleteFile, kCopyFile: the target path
@@ -71,6 +89,10 @@ struct BucketOp {
   std::string source_bucket;  // kCopyFile, kCopyPrefix: "NAMESPACE/BUCKET"
   std::string from;           // kCopyPrefix, kMovePrefix: source path or directory
   std::string to;             // kCopyPrefix, kMovePrefix: target path or directory
+  // kAddFile (posix of a regular file or symbolic link; a symbolic link's file_hash is zero
+  // and needs no registered file), kAddDirectory (a directory's), kSetMetadata (required).
+  std::optional<PosixMetadata> posix;
+  bool no_replace = false;  // kMovePrefix
 };
 
 // What happened to one operation of a batch, in the batch's order. The errors clients see
@@ -88,12 +110,15 @@ struct BucketBatchResult {
   uint64_t succeeded = 0;
 };
 
-// One item of a listing: a file entry, or (non-recursive listings only) a directory that
-// holds entries below it.
+// One item of a listing: a file entry, or a directory: in non-recursive listings one that
+// holds entries below it or has an explicit directory entry; in recursive listings only
+// explicit directory entries. A directory is listed once either way.
 struct BucketTreeItem {
   bool is_directory = false;
-  std::string path;   // the file's path (= entry.path) or the directory's, without trailing '/'
-  BucketEntry entry;  // files only
+  std::string path;  // the file's path (= entry.path) or the directory's, without trailing '/'
+  // Files: the entry. Directories with an explicit entry: that entry (is_directory set);
+  // other directories: default.
+  BucketEntry entry;
 };
 
 struct BucketTreePage {

@@ -38,6 +38,11 @@ struct ShardCommit {
 
 enum class ShardCommitResult { kAlreadyExisted = 0, kRegistered = 1 };
 
+// A listing page ends early (with a cursor) once its items' POSIX metadata, as encoded,
+// reaches this many bytes: a page of 10,000 entries with 128 KiB of metadata each would
+// otherwise cost over a gigabyte to build and send.
+inline constexpr size_t kMaxListingPosixBytes = 16 << 20;
+
 class Index {
  public:
   virtual ~Index() = default;
@@ -102,7 +107,8 @@ class Index {
   // Deletes the bucket, its entries and every visibility its scope held. NotFound if absent.
   virtual Status DeleteBucket(const std::string& ns, const std::string& name) = 0;
   // Renames NAMESPACE/BUCKET `from` to `to` (entries and visibility follow, one
-  // transaction). NotFound if `from` is absent, AlreadyExists if `to` is taken.
+  // transaction; the generation grows by one). NotFound if `from` is absent, AlreadyExists if `to`
+  // is taken.
   virtual Status MoveBucket(const std::string& from_ns, const std::string& from_name,
                             const std::string& to_ns, const std::string& to_name,
                             int64_t now_ms) = 0;
@@ -111,22 +117,27 @@ class Index {
   // in the result and change nothing; the rest are committed together, so no reader ever
   // sees part of a batch. Entries whose last reference to a file is removed or overwritten
   // take that file's visibility to the bucket's scope with them. Updates the bucket's
-  // totals and updated_at. NotFound if the bucket is absent.
+  // totals and updated_at, and adds one to its generation when an entry changed. NotFound if
+  // the bucket is absent.
   virtual Result<BucketBatchResult> ApplyBucketBatch(const std::string& ns, const std::string& name,
                                                      const std::vector<BucketOp>& ops,
                                                      int64_t now_ms) = 0;
-  // The entry at `path`, if any. NotFound if the bucket is absent.
+  // The entry at `path`, if any: the file entry, else the explicit directory entry of `path`
+  // (is_directory). NotFound if the bucket is absent.
   virtual Result<std::optional<BucketEntry>> GetBucketEntry(const std::string& ns,
                                                             const std::string& name,
                                                             const std::string& path) = 0;
-  // Entries at `paths` (absent paths are skipped), in the order given, from one snapshot.
-  // NotFound if the bucket is absent.
+  // Entries at `paths` as GetBucketEntry finds them (absent paths are skipped), in the order
+  // given, from one snapshot. NotFound if the bucket is absent.
   virtual Result<std::vector<BucketEntry>> GetBucketEntries(const std::string& ns,
                                                             const std::string& name,
                                                             std::span<const std::string> paths) = 0;
   // Lists entries under directory `prefix` ("" = the root; no trailing '/'), ordered by path
-  // (bytewise). recursive: every file below; otherwise the files directly in `prefix` and
-  // one item per subdirectory. At most `limit` items (InvalidArgument if 0), continuing from
+  // (bytewise; a directory sorts as its path + "/"). recursive: every file and explicit
+  // directory entry below; otherwise the files directly in `prefix` and one item per
+  // subdirectory (with its explicit entry if it has one). `prefix`'s own directory entry is
+  // not an item. At most `limit` items (InvalidArgument if 0; fewer, with a cursor, once the
+  // page's POSIX metadata reaches kMaxListingPosixBytes), continuing from
   // `cursor` (from a previous page of the same listing; InvalidArgument if it is malformed
   // or belongs to another listing); next_cursor is set only when more items follow. Pages
   // are consistent with each other only as far as the bucket did not change in between. A

@@ -11,7 +11,9 @@
 //     passes ValidateBucketPath (so it is relative, has no '.'/'..' segment, no NUL, no
 //     '\\'), a copy's source is "" or a valid other bucket (never this one, for prefix
 //     copies) or this one, a move's ends do not contain each other, a content type is
-//     printable ASCII of at most 255 bytes, an mtime lies in the accepted span;
+//     printable ASCII of at most 255 bytes, an mtime lies in the accepted span, a "posix"
+//     object passes ValidatePosix and its type fits the operation (a symbolic link's file
+//     is the empty one);
 //   - heap growth stays linear in the input (blank lines cost nothing).
 #include <cstddef>
 #include <cstdint>
@@ -22,6 +24,7 @@
 
 #include "fuzz/support/heap_meter.h"
 #include "protocol/bucket_path.h"
+#include "protocol/posix_metadata.h"
 #include "server/hub/batch_request.h"
 
 namespace {
@@ -64,6 +67,11 @@ void CheckOp(const xet::BatchRequestOp& line) {
       Check(op.content_type.size() <= xet::kMaxContentTypeBytes, "content type too long");
       for (char c : op.content_type) Check(c >= 0x20 && c <= 0x7E, "content type not printable");
       Check(op.mtime_ms >= 0 && op.mtime_ms <= 253'402'300'799'999, "mtime out of span");
+      if (op.posix) {
+        Check(xet::ValidatePosix(*op.posix).ok(), "invalid posix accepted");
+        Check(!op.posix->IsDirectory(), "addFile with a directory's posix");
+        Check(!op.posix->IsSymlink() || op.file_hash.IsZero(), "symbolic link with content");
+      }
       [[fallthrough]];
     case Kind::kDeleteFile:
       Check(xet::ValidateBucketPath(op.path).ok(), "an invalid path was accepted");
@@ -82,12 +90,23 @@ void CheckOp(const xet::BatchRequestOp& line) {
       Check(line.path == op.from, "reported path differs from \"from\"");
       if (op.kind == Kind::kMovePrefix) {
         Check(op.source_bucket.empty(), "move with a source bucket");
+        Check(!op.posix, "move with posix");
         Check(!Contains(op.from, op.to) && !Contains(op.to, op.from), "move into itself");
       } else {
         Check(op.source_bucket != kSelf, "prefix copy names this bucket as its source");
         Check(op.source_bucket.empty() || xet::ValidateBucketFullName(op.source_bucket).ok(),
               "copy from an invalid bucket");
       }
+      break;
+    case Kind::kAddDirectory:
+    case Kind::kSetMetadata:
+      Check(xet::ValidateBucketPath(op.path).ok(), "an invalid path was accepted");
+      Check(line.path == op.path, "reported path differs");
+      Check(op.mtime_ms >= 0 && op.mtime_ms <= 253'402'300'799'999, "mtime out of span");
+      Check(op.kind == Kind::kAddDirectory || op.posix.has_value(), "setMetadata without posix");
+      if (op.posix) Check(xet::ValidatePosix(*op.posix).ok(), "invalid posix accepted");
+      Check(op.kind == Kind::kSetMetadata || !op.posix || op.posix->IsDirectory(),
+            "addDirectory with a file's posix");
       break;
   }
 }

@@ -635,3 +635,118 @@ TEST_F(CasServerTest, AWarmedStartAnswersExactlyAsAColdOne) {
 
 }  // namespace
 }  // namespace xet
+
+namespace xet {
+namespace {
+
+// GET /v2/reconstructions?chunk_detail=1 (xetstore extension): every chunk of the answer is
+// a sub-range its signed URL serves, decoding to exactly its listed length.
+TEST_F(CasServerTest, ChunkDetailLetsAClientFetchSingleChunks) {
+  const auto data = testing::RandomBytes(700'000, 21);
+  const auto a = testing::PrepareUpload(data);
+  Upload(*server_, writer_, a);
+  const std::string v2 = Url("/v2/reconstructions/" + a.file_hash.ToHex());
+  const auto plain = Fetch("GET", v2, {Bearer(reader_)});
+  ASSERT_EQ(plain.status, 200) << plain.body;
+  EXPECT_EQ(plain.body.find("chunk_"), std::string::npos);
+  const auto detailed = Fetch("GET", v2 + "?chunk_detail=1", {Bearer(reader_)});
+  ASSERT_EQ(detailed.status, 200) << detailed.body;
+  const json recon = json::parse(detailed.body);
+  // The detail answer is the plain one plus the two arrays.
+  json stripped = recon;
+  for (auto& t : stripped["terms"]) t.erase("chunk_lengths");
+  for (auto& [xorb, entries] : stripped["xorbs"].items()) {
+    for (auto& e : entries) {
+      e.erase("url");
+      for (auto& r : e["ranges"]) r.erase("chunk_offsets");
+    }
+  }
+  json plain_j = json::parse(plain.body);
+  for (auto& [xorb, entries] : plain_j["xorbs"].items()) {
+    for (auto& e : entries) e.erase("url");
+  }
+  EXPECT_EQ(stripped, plain_j);
+  EXPECT_EQ(Download(recon, data.size()), testing::AsString(data));
+
+  // Each chunk's length, by (xorb, chunk index), from the terms.
+  std::map<std::pair<std::string, uint32_t>, uint64_t> lengths;
+  uint64_t chunks_in_terms = 0;
+  for (const auto& t : recon["terms"]) {
+    const uint32_t start = t["range"]["start"];
+    ASSERT_EQ(t["chunk_lengths"].size(), t["range"]["end"].get<uint32_t>() - start);
+    for (size_t i = 0; i < t["chunk_lengths"].size(); ++i) {
+      lengths[{t["hash"], start + static_cast<uint32_t>(i)}] = t["chunk_lengths"][i];
+      ++chunks_in_terms;
+    }
+  }
+  ASSERT_GT(chunks_in_terms, 3u);
+  size_t fetched = 0;
+  uint64_t decoded_total = 0;
+  for (auto& [xorb, entries] : recon["xorbs"].items()) {
+    for (const auto& e : entries) {
+      for (const auto& r : e["ranges"]) {
+        const uint32_t start = r["chunks"]["start"];
+        const uint32_t end = r["chunks"]["end"];
+        const auto& offsets = r["chunk_offsets"];
+        ASSERT_EQ(offsets.size(), end - start + 1);
+        EXPECT_EQ(offsets.front(), r["bytes"]["start"]);
+        EXPECT_EQ(offsets.back().get<uint64_t>(), r["bytes"]["end"].get<uint64_t>() + 1);
+        for (uint32_t c = start; c < end; ++c) {
+          const uint64_t first = offsets[c - start];
+          const uint64_t last = offsets[c - start + 1].get<uint64_t>() - 1;
+          const auto got =
+              Fetch("GET", e["url"],
+                    {"Range: bytes=" + std::to_string(first) + "-" + std::to_string(last)});
+          ASSERT_EQ(got.status, 206) << got.body;
+          ASSERT_EQ(got.body.size(), last - first + 1);
+          ChunkCodec codec;
+          std::vector<uint8_t> out;
+          std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(got.body.data()),
+                                         got.body.size());
+          auto n = ExtractXorbChunk(bytes, codec, &out);
+          ASSERT_TRUE(n.ok()) << n.status().ToString();
+          EXPECT_EQ(*n, got.body.size());  // exactly one chunk record
+          const auto want = lengths.find({xorb, c});
+          ASSERT_NE(want, lengths.end()) << c;
+          EXPECT_EQ(out.size(), want->second);
+          decoded_total += out.size();
+          ++fetched;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(fetched, chunks_in_terms);  // this file repeats no chunk
+  EXPECT_EQ(decoded_total, data.size());
+  // A range of the file gets detail too; a bad value is 400.
+  const auto ranged = Fetch("GET", v2 + "?chunk_detail=1", {Bearer(reader_), "Range: bytes=5-9"});
+  ASSERT_EQ(ranged.status, 200);
+  EXPECT_EQ(json::parse(ranged.body)["terms"][0]["chunk_lengths"].size(), 1u);
+  EXPECT_EQ(Fetch("GET", v2 + "?chunk_detail=yes", {Bearer(reader_)}).status, 400);
+  EXPECT_EQ(Fetch("GET", v2 + "?chunk_detail=0", {Bearer(reader_)}).body.find("chunk_"),
+            std::string::npos);
+}
+
+TEST_F(CasServerTest, TheAnswerCacheKeepsDetailedAndPlainAnswersApart) {
+  std::vector<uint8_t> data;
+  const auto a = testing::PrepareInterleavedUpload(5000, 64, 15, &data);
+  Upload(*server_, writer_, a);
+  const std::string v2 = Url("/v2/reconstructions/" + a.file_hash.ToHex());
+  const auto plain = Fetch("GET", v2, {Bearer(reader_)});
+  const auto detail = Fetch("GET", v2 + "?chunk_detail=1", {Bearer(reader_)});
+  const auto plain2 = Fetch("GET", v2, {Bearer(reader_)});
+  const auto detail2 = Fetch("GET", v2 + "?chunk_detail=true", {Bearer(reader_)});
+  for (const auto* r : {&plain, &detail, &plain2, &detail2}) ASSERT_EQ(r->status, 200);
+  EXPECT_EQ(plain.body.find("chunk_lengths"), std::string::npos);
+  EXPECT_NE(detail.body.find("chunk_lengths"), std::string::npos);
+  EXPECT_EQ(plain2.body, plain.body);    // from the cache, without detail
+  EXPECT_EQ(detail2.body, detail.body);  // from the cache, with detail
+  EXPECT_EQ(Download(json::parse(detail2.body), data.size()), testing::AsString(data));
+  const auto m = Fetch("GET", Url("/metrics"));
+  for (const char* line : {"xetstore_answer_cache_total{result=\"hit\"} 2",
+                           "xetstore_answer_cache_total{result=\"miss\"} 2"}) {
+    EXPECT_NE(m.body.find(line), std::string::npos) << line;
+  }
+}
+
+}  // namespace
+}  // namespace xet

@@ -51,7 +51,7 @@ struct FetchRange {
   // object where each chunk of [chunk_start, chunk_end) starts, then the offset one past
   // the last one (chunk_end - chunk_start + 1 values), so any run of its chunks is a
   // sub-range a signed URL serves. Empty otherwise.
-  std::vector<uint64_t> chunk_offsets;
+  std::vector<uint64_t> chunk_offsets = {};  // "= {}": aggregate inits may omit it
 };
 struct FetchEntry {
   std::string url;
@@ -62,7 +62,7 @@ struct ReconTerm {
   uint32_t chunk_start = 0, chunk_end = 0;
   uint64_t unpacked_length = 0;
   // With chunk detail: the uncompressed length of each chunk of [chunk_start, chunk_end).
-  std::vector<uint32_t> chunk_lengths;
+  std::vector<uint32_t> chunk_lengths = {};
 };
 struct Reconstruction {
   uint64_t offset_into_first_range = 0;

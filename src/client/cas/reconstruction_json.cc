@@ -1,6 +1,9 @@
 #include "client/cas/reconstruction_json.h"
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <vector>
 
 #include "client/transport/json_fields.h"
 
@@ -8,6 +11,29 @@ namespace xet {
 namespace {
 
 using nlohmann::json;
+
+// The array `key` of `obj` as unsigned values no larger than `max`: nullopt when absent,
+// false in *ok when present but not such an array of exactly `count` values.
+std::optional<std::vector<uint64_t>> UintArray(const json& obj, const char* key, size_t count,
+                                               uint64_t max, bool* ok) {
+  *ok = true;
+  const json* a = wire_json::Field(obj, key);
+  if (a == nullptr) return std::nullopt;
+  if (!a->is_array() || a->size() != count) {
+    *ok = false;
+    return std::nullopt;
+  }
+  std::vector<uint64_t> out;
+  out.reserve(count);
+  for (const json& v : *a) {
+    if (!v.is_number_unsigned() || v.get<uint64_t>() > max) {
+      *ok = false;
+      return std::nullopt;
+    }
+    out.push_back(v.get<uint64_t>());
+  }
+  return out;
+}
 
 // The shape checks of ParseReconstructionJson; json type errors cannot occur (every access
 // is checked), but the caller still guards against nlohmann exceptions.
@@ -35,7 +61,22 @@ Result<Reconstruction> ReconstructionFrom(const json& j) {
       return wire_json::Bad(kDoc,
                             "term " + std::to_string(r.terms.size()) + ": bad range or length");
     }
-    r.terms.push_back(term);
+    // Chunk detail (xetstore extension): one length per chunk, adding up to the term.
+    bool ok = true;
+    auto lengths =
+        UintArray(t, "chunk_lengths", term.chunk_end - term.chunk_start, UINT32_MAX, &ok);
+    if (lengths) {
+      uint64_t sum = 0;
+      for (uint64_t len : *lengths) sum += len;
+      ok = sum == term.unpacked_length;
+      term.chunk_lengths.assign(lengths->begin(), lengths->end());
+    }
+    if (!ok) {
+      return wire_json::Bad(kDoc, "term " + std::to_string(r.terms.size()) +
+                                      ": bad \"chunk_lengths\" (one per chunk, adding up to "
+                                      "\"unpacked_length\")");
+    }
+    r.terms.push_back(std::move(term));
   }
   if (!r.terms.empty() && r.offset_into_first_range >= r.terms[0].unpacked_length) {
     return wire_json::Bad(kDoc, "\"offset_into_first_range\" is past the first term");
@@ -74,7 +115,21 @@ Result<Reconstruction> ReconstructionFrom(const json& j) {
             fr.byte_end < fr.byte_start) {
           return wire_json::Bad(kDoc, "xorb " + key + ": bad fetch range");
         }
-        fe.ranges.push_back(fr);
+        // Chunk detail: each chunk's start and the end, ascending, spanning the bytes.
+        bool ok = true;
+        auto offsets = UintArray(rg, "chunk_offsets", size_t{fr.chunk_end} - fr.chunk_start + 1,
+                                 UINT64_MAX, &ok);
+        if (offsets) {
+          ok = offsets->front() == fr.byte_start && offsets->back() == fr.byte_end + 1;
+          for (size_t i = 1; ok && i < offsets->size(); ++i) ok = (*offsets)[i - 1] < (*offsets)[i];
+          fr.chunk_offsets = std::move(*offsets);
+        }
+        if (!ok) {
+          return wire_json::Bad(kDoc, "xorb " + key +
+                                          ": bad \"chunk_offsets\" (ascending chunk starts and "
+                                          "the end, spanning the range's bytes)");
+        }
+        fe.ranges.push_back(std::move(fr));
       }
       list.push_back(std::move(fe));
     }

@@ -15,6 +15,7 @@
 #include "client/transport/http_client.h"
 #include "common/result.h"
 #include "format/hash.h"
+#include "protocol/posix_metadata.h"
 
 namespace xet {
 
@@ -30,20 +31,9 @@ struct RemoteBucket {
   uint64_t generation = 0;
 };
 
-// POSIX metadata kept with a bucket entry (xetstore extension: the "posix" object of tree,
-// paths-info and batch documents; stock Hub clients ignore it). `mode` holds the type bits
-// too: S_IFREG for files, S_IFDIR for explicit directory entries, S_IFLNK for symbolic
-// links (whose entry is the empty file and whose target is `target`).
-struct RemotePosix {
-  uint32_t mode = 0;
-  uint32_t uid = 0;
-  uint32_t gid = 0;
-  int64_t atime_ms = 0;  // 0 = unknown
-  std::string target;    // symbolic links only
-  // Extended attributes, name -> value (values are bytes; base64 on the wire), sorted by name.
-  std::vector<std::pair<std::string, std::string>> xattrs;
-  friend bool operator==(const RemotePosix&, const RemotePosix&) = default;
-};
+// POSIX metadata kept with a bucket entry (xetstore extension; protocol/posix_metadata.h
+// holds the struct, its rules and its JSON codec, shared with the server).
+using RemotePosix = PosixMetadata;
 
 struct RemoteEntry {
   bool is_directory = false;

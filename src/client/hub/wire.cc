@@ -6,6 +6,7 @@
 
 #include "client/transport/json_fields.h"
 #include "common/ascii.h"
+#include "protocol/posix_metadata.h"
 
 namespace xet {
 namespace {
@@ -42,6 +43,10 @@ Result<RemoteBucket> BucketFrom(const json& j) {
   }
   b.size = wire_json::U64(j, "size").value_or(0);
   b.total_files = wire_json::U64(j, "totalFiles").value_or(0);
+  if (wire_json::Field(j, "generation") && !wire_json::U64(j, "generation")) {
+    return wire_json::Bad(kDoc, "\"generation\" is not a count");
+  }
+  b.generation = wire_json::U64(j, "generation").value_or(0);
   return b;
 }
 
@@ -57,6 +62,31 @@ Result<RemoteEntry> EntryFrom(const json& j) {
   if (!path || path->empty()) return wire_json::Bad(kDoc, "an item has no \"path\"");
   e.path = std::move(*path);
   e.is_directory = *type == "directory";
+  const std::string what = (e.is_directory ? "directory '" : "file '") + e.path + "'";
+  // A directory's mtime (xetstore's directory entries have one) is best effort: directory
+  // items of other servers were never checked.
+  if (const json* m = wire_json::Field(j, "mtime")) {
+    if (m->is_number_integer()) {
+      e.mtime_ms = m->get<int64_t>();
+    } else if (m->is_string()) {
+      auto ms = ParseIsoMillis(m->get_ref<const std::string&>());
+      if (ms.ok()) {
+        e.mtime_ms = *ms;
+      } else if (!e.is_directory) {
+        return wire_json::Bad(kDoc, what + ": bad \"mtime\"");
+      }
+    } else if (!e.is_directory) {
+      return wire_json::Bad(kDoc, what + ": bad \"mtime\"");
+    }
+  }
+  if (const json* p = wire_json::Field(j, "posix")) {  // xetstore extension
+    auto posix = PosixFromJson(*p);
+    if (!posix.ok()) return wire_json::Bad(kDoc, what + ": bad " + posix.status().message());
+    if (posix->IsDirectory() != e.is_directory) {
+      return wire_json::Bad(kDoc, what + ": its \"posix\" mode is of another file type");
+    }
+    e.posix = std::move(*posix);
+  }
   if (e.is_directory) return e;
   const auto size = wire_json::U64(j, "size");
   if (!size) return wire_json::Bad(kDoc, "file '" + e.path + "' has no \"size\"");
@@ -65,16 +95,8 @@ Result<RemoteEntry> EntryFrom(const json& j) {
   const auto hash = hex ? Hash::FromHex(*hex) : std::nullopt;
   if (!hash) return wire_json::Bad(kDoc, "file '" + e.path + "' has no valid \"xetHash\"");
   e.xet_hash = *hash;
-  if (const json* m = wire_json::Field(j, "mtime")) {
-    if (m->is_number_integer()) {
-      e.mtime_ms = m->get<int64_t>();
-    } else if (m->is_string()) {
-      auto ms = ParseIsoMillis(m->get_ref<const std::string&>());
-      if (!ms.ok()) return wire_json::Bad(kDoc, "file '" + e.path + "': bad \"mtime\"");
-      e.mtime_ms = *ms;
-    } else {
-      return wire_json::Bad(kDoc, "file '" + e.path + "': bad \"mtime\"");
-    }
+  if (e.posix && e.posix->IsSymlink() && (!e.xet_hash.IsZero() || e.size != 0)) {
+    return wire_json::Bad(kDoc, what + ": a symbolic link that is not the empty file");
   }
   e.uploaded_at = wire_json::Str(j, "uploadedAt").value_or("");
   e.content_type = wire_json::Str(j, "contentType").value_or("");
@@ -257,6 +279,20 @@ Result<BatchOutcome> ParseBatchOutcomeJson(std::string_view body) {
   }
 }
 
+namespace {
+
+// Adds op.posix (if any) as "posix", after checking it keeps the server's rules.
+Status AddPosix(const RemoteOp& op, json* j) {
+  if (!op.posix) return Status::Ok();
+  if (Status st = ValidatePosix(*op.posix); !st.ok()) {
+    return Status::InvalidArgument("batch: " + op.path + ": " + st.message());
+  }
+  (*j)["posix"] = PosixToJson(*op.posix);
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<std::string> SerializeBatchOps(std::span<const RemoteOp> ops, const std::string& bucket_id) {
   std::string out;
   try {
@@ -267,6 +303,7 @@ Result<std::string> SerializeBatchOps(std::span<const RemoteOp> ops, const std::
           j = {{"type", "addFile"}, {"path", op.path}, {"xetHash", op.xet_hash.ToHex()}};
           if (op.mtime_ms != 0) j["mtime"] = op.mtime_ms;
           if (!op.content_type.empty()) j["contentType"] = op.content_type;
+          XET_RETURN_IF_ERROR(AddPosix(op, &j));
           break;
         case RemoteOp::Kind::kDeleteFile:
           j = {{"type", "deleteFile"}, {"path", op.path}};
@@ -284,10 +321,18 @@ Result<std::string> SerializeBatchOps(std::span<const RemoteOp> ops, const std::
           break;
         case RemoteOp::Kind::kMovePrefix:
           j = {{"type", "movePrefix"}, {"from", op.from}, {"to", op.to}};
+          if (op.no_replace) j["noReplace"] = true;
           break;
         case RemoteOp::Kind::kAddDirectory:
         case RemoteOp::Kind::kSetMetadata:
-          return Status::Unimplemented("batch: POSIX metadata operations are not wired yet");
+          j = {{"type", op.kind == RemoteOp::Kind::kAddDirectory ? "addDirectory" : "setMetadata"},
+               {"path", op.path}};
+          if (op.mtime_ms != 0) j["mtime"] = op.mtime_ms;
+          if (op.kind == RemoteOp::Kind::kSetMetadata && !op.posix) {
+            return Status::InvalidArgument("batch: setMetadata of " + op.path + " needs posix");
+          }
+          XET_RETURN_IF_ERROR(AddPosix(op, &j));
+          break;
       }
       out += j.dump();  // strict: invalid UTF-8 throws (caught below)
       out += '\n';

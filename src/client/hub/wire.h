@@ -25,18 +25,22 @@ Result<int64_t> ParseIsoMillis(std::string_view text);
 // quoted or bare rel values, rel lists like "next last").
 std::optional<std::string> NextLinkUrl(std::string_view link_header);
 
-// {"id", "private", "createdAt", "size", "totalFiles"}
+// {"id", "private", "createdAt", "size", "totalFiles", "generation"? (xetstore)}
 Result<RemoteBucket> ParseBucketJson(std::string_view body);
 // [bucket, ...]
 Result<std::vector<RemoteBucket>> ParseBucketListJson(std::string_view body);
 // [{"type": "file"|"directory", "path", "size", "xetHash", "mtime", "uploadedAt",
-//   "contentType"}, ...]; mtime and uploadedAt ISO-8601 (mtime also unix ms as a number).
+//   "contentType", "posix"?}, ...]; mtime and uploadedAt ISO-8601 (mtime also unix ms as a
+// number); directories may have "mtime" and "posix" too. "posix" (xetstore extension) must
+// keep protocol/posix_metadata.h's rules and match the item's type (a directory's mode for
+// a directory; a symbolic link is an empty file).
 Result<std::vector<RemoteEntry>> ParseEntryListJson(std::string_view body);
 // {"accessToken", "casUrl", "exp"}; casUrl without a trailing '/'.
 Result<XetToken> ParseXetTokenJson(std::string_view body);
 // {"success", "processed", "succeeded", "failed": [{"path", "error"}]}
 Result<BatchOutcome> ParseBatchOutcomeJson(std::string_view body);
 // The NDJSON body of a batch: one line per op, each ending in '\n'. An empty source_bucket
-// of a copyFile names `bucket_id` itself. InvalidArgument when a string is not valid UTF-8.
+// of a copyFile names `bucket_id` itself. InvalidArgument when a string is not valid UTF-8,
+// a posix breaks ValidatePosix, or a setMetadata has no posix.
 Result<std::string> SerializeBatchOps(std::span<const RemoteOp> ops, const std::string& bucket_id);
 }  // namespace xet

@@ -488,11 +488,22 @@ HttpResponse CasService::Reconstruction(const HttpRequest& req, const RouteParam
       return HttpResponse::Error(400, "bad Range header: " + ranges.status().message());
     range = (*ranges)[0];
   }
+  // xetstore extension (v2 only): each term's chunk lengths and each range's chunk offsets.
+  bool chunk_detail = false;
+  if (auto detail = req.QueryParam("chunk_detail"); v2 && detail) {
+    if (*detail == "1" || *detail == "true") {
+      chunk_detail = true;
+    } else if (*detail != "0" && *detail != "false" && !detail->empty()) {
+      return HttpResponse::Error(400, "chunk_detail must be 0, 1, true or false");
+    }
+  }
   const bool identity = ChooseContentEncoding(req.headers.Get("Accept-Encoding").value_or("")) ==
                         ContentEncoding::kIdentity;
   // Whole-file answers sent uncompressed come from, and go to, the answer cache.
+  // (Answers with chunk detail are cached apart: the same file answers differently.)
   const std::string cache_key =
-      !range && identity ? std::string(v2 ? "v2/" : "v1/") + hash->ToHex() : std::string();
+      !range && identity ? std::string(v2 ? (chunk_detail ? "v2d/" : "v2/") : "v1/") + hash->ToHex()
+                         : std::string();
   if (!cache_key.empty()) {
     if (auto cached = answer_cache_.Get(cache_key, tokens_.Now())) {
       counters_->answer_cache_hits.Increment();
@@ -509,6 +520,13 @@ HttpResponse CasService::Reconstruction(const HttpRequest& req, const RouteParam
       return res;
     }
     return ErrorResponse(plan.status());
+  }
+  if (chunk_detail) {
+    std::vector<std::shared_ptr<const XorbRecord>> held;
+    Status lookup_error;
+    Status st = AddChunkDetail(&*plan, CachedLookup(xorb_cache_, &held, &lookup_error));
+    if (!lookup_error.ok()) return ErrorResponse(lookup_error);
+    if (!st.ok()) return ErrorResponse(st);
   }
   const int64_t urls_expire_at = tokens_.Now() + config_.transfer_url_ttl_s;
   auto url_signer = signer_.NewUrlSigner(PublicUrl(), urls_expire_at);

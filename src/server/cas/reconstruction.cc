@@ -4,6 +4,7 @@
 #include <bit>
 #include <charconv>
 #include <cstring>
+#include <span>
 #include <string_view>
 #include <unordered_map>
 
@@ -192,7 +193,30 @@ constexpr size_t kTermJsonMax = 160;
 constexpr size_t kPrefetchTerms = 8;
 constexpr size_t kRangeJsonMax = 128;
 
-char* WriteTerm(char* p, const ReconstructionTerm& t, const char* hex) {
+// The longest decimal of a u32 / u64 and its comma.
+constexpr size_t kU32JsonMax = 11;
+constexpr size_t kU64JsonMax = 21;
+
+// `,"key":[v,v,...]`; the caller ensured room for 16 + values.size() * max_digits bytes.
+template <typename T>
+char* WriteArray(char* p, const char* key_literal, size_t key_size, std::span<const T> values) {
+  std::memcpy(p, key_literal, key_size);
+  p += key_size;
+  *p++ = '[';
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i) *p++ = ',';
+    p = Num(p, values[i]);
+  }
+  *p++ = ']';
+  return p;
+}
+
+constexpr char kChunkLengthsKey[] = ",\"chunk_lengths\":";
+constexpr char kChunkOffsetsKey[] = ",\"chunk_offsets\":";
+
+// `lengths`: the term's chunk lengths with chunk detail, else empty (and not written).
+char* WriteTerm(char* p, const ReconstructionTerm& t, const char* hex,
+                std::span<const uint32_t> lengths, bool detail) {
   p = Lit(p, "{\"hash\":\"");
   p = Hex(p, hex);
   p = Lit(p, "\",\"unpacked_length\":");
@@ -201,14 +225,26 @@ char* WriteTerm(char* p, const ReconstructionTerm& t, const char* hex) {
   p = Num(p, t.chunk_start);
   p = Lit(p, ",\"end\":");
   p = Num(p, t.chunk_end);
-  return Lit(p, "}},");
+  p = Lit(p, "}");
+  if (detail) p = WriteArray(p, kChunkLengthsKey, sizeof kChunkLengthsKey - 1, lengths);
+  return Lit(p, "},");
 }
 
 // Writes `"terms":[...]` content (without the key) i.e. "[t,t,...]".
 void WriteTermArray(JsonOut& out, const ReconstructionPlan& plan, const std::vector<char>& hexes) {
   out.Advance(Lit(out.Ensure(1), "["));
+  size_t next_length = 0;
   for (const ReconstructionTerm& t : plan.terms) {
-    out.Advance(WriteTerm(out.Ensure(kTermJsonMax), t, &hexes[64 * size_t{t.xorb_index}]));
+    std::span<const uint32_t> lengths;
+    size_t room = kTermJsonMax;
+    if (plan.chunk_detail) {
+      const size_t n = t.chunk_end - t.chunk_start;
+      lengths = std::span<const uint32_t>(plan.chunk_lengths).subspan(next_length, n);
+      next_length += n;
+      room += 24 + n * kU32JsonMax;
+    }
+    out.Advance(WriteTerm(out.Ensure(room), t, &hexes[64 * size_t{t.xorb_index}], lengths,
+                          plan.chunk_detail));
   }
   out.CloseWith(']');
 }
@@ -410,6 +446,45 @@ Result<ReconstructionPlan> PlanReconstruction(const FileRecord& file, const Xorb
   return plan;
 }
 
+Status AddChunkDetail(ReconstructionPlan* plan, const XorbLookup& lookup) {
+  auto corrupt = [](const Hash& xorb) {
+    return Status::Corruption("chunk detail: a range of xorb " + xorb.ToHex() +
+                              " lies outside its chunk table");
+  };
+  std::vector<const XorbRecord*> records(plan->xorbs.size(), nullptr);
+  plan->chunk_offsets.assign(plan->xorbs.size(), {});
+  for (size_t xi = 0; xi < plan->xorbs.size(); ++xi) {
+    const XorbFetchPlan& x = plan->xorbs[xi];
+    const XorbRecord* rec = lookup(x.hash);
+    if (rec == nullptr) return Status::Corruption("chunk detail: unknown xorb " + x.hash.ToHex());
+    records[xi] = rec;
+    const auto& chunks = rec->chunks;
+    std::vector<uint64_t>& offsets = plan->chunk_offsets[xi];
+    for (const XorbFetchRange& r : x.ranges) {
+      if (r.chunk_start >= r.chunk_end || r.chunk_end > chunks.size()) return corrupt(x.hash);
+      for (uint32_t c = r.chunk_start; c < r.chunk_end; ++c) {
+        offsets.push_back(c == 0 ? 0 : chunks[c - 1].compressed_end);
+      }
+      offsets.push_back(chunks[r.chunk_end - 1].compressed_end);
+    }
+  }
+  plan->chunk_lengths.clear();
+  for (const ReconstructionTerm& t : plan->terms) {
+    if (t.xorb_index >= records.size()) return Status::Corruption("chunk detail: bad term");
+    const auto& chunks = records[t.xorb_index]->chunks;
+    if (t.chunk_start >= t.chunk_end || t.chunk_end > chunks.size()) {
+      return corrupt(plan->xorbs[t.xorb_index].hash);
+    }
+    for (uint32_t c = t.chunk_start; c < t.chunk_end; ++c) {
+      const uint32_t begin = c == 0 ? 0 : chunks[c - 1].uncompressed_end;
+      if (chunks[c].uncompressed_end < begin) return corrupt(plan->xorbs[t.xorb_index].hash);
+      plan->chunk_lengths.push_back(chunks[c].uncompressed_end - begin);
+    }
+  }
+  plan->chunk_detail = true;
+  return Status::Ok();
+}
+
 Result<WholeFilePlan> PlanWholeFile(const FileRecord& file, const XorbLookup& lookup) {
   XET_ASSIGN_OR_RETURN(ReconstructionPlan plan, PlanReconstruction(file, lookup, std::nullopt));
   WholeFilePlan whole;
@@ -497,8 +572,13 @@ namespace {
 size_t EstimateV2Size(const ReconstructionPlan& plan, const TransferUrlSigner& signer) {
   size_t total_ranges = 0;
   for (const XorbFetchPlan& x : plan.xorbs) total_ranges += x.ranges.size();
+  size_t detail = 0;
+  if (plan.chunk_detail) {
+    detail = plan.chunk_lengths.size() * 8 + plan.terms.size() * 20 + total_ranges * 20;
+    for (const auto& offsets : plan.chunk_offsets) detail += offsets.size() * 9;
+  }
   return EstimateTermsSize(plan.terms.size()) + total_ranges * (90 + 45) +
-         plan.xorbs.size() * (100 + signer.MaxUrlSize(0));
+         plan.xorbs.size() * (100 + signer.MaxUrlSize(0)) + detail;
 }
 
 void WriteV2(JsonOut& out, const ReconstructionPlan& plan, TransferUrlSigner& signer,
@@ -522,6 +602,7 @@ void WriteV2(JsonOut& out, const ReconstructionPlan& plan, TransferUrlSigner& si
     p = Hex(p, hex);
     p = Lit(p, "\":[");
     out.Advance(p);
+    size_t next_offset = 0;  // into plan.chunk_offsets[xi]
     for (size_t begin = 0; begin < x.ranges.size(); begin += per_fetch) {
       size_t n = std::min(per_fetch, x.ranges.size() - begin);
       std::span<const XorbFetchRange> group(x.ranges.data() + begin, n);
@@ -533,7 +614,8 @@ void WriteV2(JsonOut& out, const ReconstructionPlan& plan, TransferUrlSigner& si
       p = Lit(p, "\",\"ranges\":[");
       out.Advance(p);
       for (const XorbFetchRange& r : group) {
-        p = out.Ensure(kRangeJsonMax);
+        const size_t values = plan.chunk_detail ? r.chunk_end - r.chunk_start + 1 : 0;
+        p = out.Ensure(kRangeJsonMax + (values > 0 ? 24 + values * kU64JsonMax : 0));
         p = Lit(p, "{\"chunks\":{\"start\":");
         p = Num(p, r.chunk_start);
         p = Lit(p, ",\"end\":");
@@ -542,7 +624,14 @@ void WriteV2(JsonOut& out, const ReconstructionPlan& plan, TransferUrlSigner& si
         p = Num(p, r.bytes.first);
         p = Lit(p, ",\"end\":");
         p = Num(p, r.bytes.last);
-        p = Lit(p, "}},");
+        p = Lit(p, "}");
+        if (plan.chunk_detail) {
+          p = WriteArray(
+              p, kChunkOffsetsKey, sizeof kChunkOffsetsKey - 1,
+              std::span<const uint64_t>(plan.chunk_offsets[xi]).subspan(next_offset, values));
+          next_offset += values;
+        }
+        p = Lit(p, "},");
         out.Advance(p);
       }
       out.CloseWith(']');

@@ -63,6 +63,14 @@ struct ReconstructionPlan {
   uint64_t offset_into_first_range = 0;  // bytes to skip in the first term's output
   std::vector<ReconstructionTerm> terms;
   std::vector<XorbFetchPlan> xorbs;  // distinct xorbs, in order of first use by the terms
+  // Chunk detail (xetstore extension; AddChunkDetail sets it, the v2 serializers write it).
+  bool chunk_detail = false;
+  // The decompressed length of each chunk of each term: term i's chunk_end - chunk_start
+  // values follow term i-1's.
+  std::vector<uint32_t> chunk_lengths;
+  // Per xorb (indexed as `xorbs`), for each of its ranges in order: the object offset of
+  // each chunk's start, then the range's end (chunk_end - chunk_start + 1 values).
+  std::vector<std::vector<uint64_t>> chunk_offsets;
   friend bool operator==(const ReconstructionPlan&, const ReconstructionPlan&) = default;
 };
 
@@ -77,6 +85,10 @@ struct ReconstructionPlan {
 //   InvalidArgument  range->last < range->first.
 Result<ReconstructionPlan> PlanReconstruction(const FileRecord& file, const XorbLookup& lookup,
                                               std::optional<ByteRange> range);
+
+// Fills `plan`'s chunk detail from the xorbs' chunk tables (one lookup per xorb of the plan).
+// Corruption if a xorb is unknown or a term or range lies outside its table.
+Status AddChunkDetail(ReconstructionPlan* plan, const XorbLookup& lookup);
 
 // The plan of a whole file, kept to answer any range of it (file records and xorbs never
 // change once registered): SlicePlan cuts a range's plan from it without re-reading the
@@ -109,6 +121,8 @@ struct ReconstructionJsonOptions {
 
 // {"offset_into_first_range":N,"terms":[...],"xorbs":{"<xorb>":[{"url":..,"ranges":[
 //   {"chunks":{"start":..,"end":..},"bytes":{"start":..,"end":..}},...]}]}}
+// With plan.chunk_detail, each term also has "chunk_lengths":[..] and each range
+// "chunk_offsets":[..] (see ReconstructionPlan).
 std::string SerializeReconstructionV2(const ReconstructionPlan& plan, TransferUrlSigner& signer,
                                       const ReconstructionJsonOptions& options = {});
 

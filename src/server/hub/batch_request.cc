@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "protocol/bucket_path.h"
+#include "protocol/posix_metadata.h"
 #include "server/json_parse.h"
 
 namespace xet {
@@ -82,6 +83,24 @@ Error SourceBucketField(const json& j, bool required, std::string_view self, std
   return {};
 }
 
+// The optional "posix" object.
+Error PosixField(const json& j, std::optional<PosixMetadata>* out) {
+  const auto it = j.find("posix");
+  if (it == j.end() || it->is_null()) return {};
+  auto posix = PosixFromJson(*it);
+  if (!posix.ok()) return "invalid \"posix\": " + posix.status().message();
+  *out = std::move(*posix);
+  return {};
+}
+
+Error NoReplaceField(const json& j, bool* out) {
+  const auto it = j.find("noReplace");
+  if (it == j.end() || it->is_null()) return {};
+  if (!it->is_boolean()) return "\"noReplace\" must be true or false";
+  *out = it->get<bool>();
+  return {};
+}
+
 // Whether directory `a` is `b` or lies inside it, or the reverse.
 bool Overlap(std::string_view a, std::string_view b) {
   auto inside = [](std::string_view x, std::string_view dir) {
@@ -114,6 +133,15 @@ Error ParseOp(const json& j, std::string_view self, BatchRequestOp* out) {
       if (Error e = HashField(j, &op.file_hash); !e.empty()) return e;
       if (Error e = MtimeField(j, &op.mtime_ms); !e.empty()) return e;
       if (Error e = ContentTypeField(j, &op.content_type); !e.empty()) return e;
+      if (Error e = PosixField(j, &op.posix); !e.empty()) return e;
+      if (op.posix && op.posix->IsDirectory()) {
+        return "addFile: \"posix\" must be a regular file's or a symbolic link's (use "
+               "addDirectory for directories)";
+      }
+      if (op.posix && op.posix->IsSymlink() && !op.file_hash.IsZero()) {
+        return "addFile: with a symbolic link's \"posix\", \"xetHash\" must be the empty "
+               "file's (64 zeros)";
+      }
     } else {
       op.kind = BucketOp::Kind::kCopyFile;
       if (Error e = HashField(j, &op.file_hash); !e.empty()) return e;
@@ -137,6 +165,7 @@ Error ParseOp(const json& j, std::string_view self, BatchRequestOp* out) {
     } else {
       op.kind = BucketOp::Kind::kMovePrefix;
       if (j.contains("sourceRepoId")) return "movePrefix works within one bucket (no sourceRepoId)";
+      if (Error e = NoReplaceField(j, &op.no_replace); !e.empty()) return e;
     }
     // A copy reads the source as it was before the operation, so it may target its own
     // subdirectory; a move may not (its sources are removed afterwards).
@@ -144,9 +173,23 @@ Error ParseOp(const json& j, std::string_view self, BatchRequestOp* out) {
       return "movePrefix: \"from\" and \"to\" may not be the same directory or contain each "
              "other";
     }
+  } else if (type == "addDirectory" || type == "setMetadata") {
+    if (Error e = PathField(j, "path", &op.path); !e.empty()) return e;
+    if (Error e = MtimeField(j, &op.mtime_ms); !e.empty()) return e;
+    if (Error e = PosixField(j, &op.posix); !e.empty()) return e;
+    if (type == "addDirectory") {
+      op.kind = BucketOp::Kind::kAddDirectory;
+      if (op.posix && !op.posix->IsDirectory()) {
+        return "addDirectory: \"posix\" must be a directory's (mode type 0040000)";
+      }
+    } else {
+      op.kind = BucketOp::Kind::kSetMetadata;
+      if (!op.posix) return "missing \"posix\"";
+    }
   } else {
     return "unknown operation type '" + type +
-           "' (expected addFile, deleteFile, copyFile, copyPrefix or movePrefix)";
+           "' (expected addFile, deleteFile, copyFile, copyPrefix, movePrefix, addDirectory or "
+           "setMetadata)";
   }
   out->op = std::move(op);
   return {};

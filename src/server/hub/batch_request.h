@@ -1,10 +1,15 @@
 // Parsing of a bucket batch body (POST /api/buckets/NS/NAME/batch): NDJSON, one JSON
 // object per line, each an operation:
-//   {"type": "addFile", "path", "xetHash", "mtime"? (unix ms), "contentType"?}
+//   {"type": "addFile", "path", "xetHash", "mtime"? (unix ms), "contentType"?, "posix"?}
 //   {"type": "deleteFile", "path"}
 //   {"type": "copyFile", "path", "xetHash", "sourceRepoType": "bucket", "sourceRepoId"}
 //   {"type": "copyPrefix", "from", "to", "sourceRepoId"?}   (xetstore extension)
-//   {"type": "movePrefix", "from", "to"}                    (xetstore extension)
+//   {"type": "movePrefix", "from", "to", "noReplace"?}      (xetstore extension)
+//   {"type": "addDirectory", "path", "mtime"?, "posix"?}    (xetstore extension)
+//   {"type": "setMetadata", "path", "mtime"?, "posix"}      (xetstore extension)
+// "posix" is protocol/posix_metadata.h's object; its type bits must fit the operation (a
+// regular file or a symbolic link for addFile, where a symbolic link's xetHash is the empty
+// file's, 64 zeros; a directory for addDirectory).
 // Two kinds of errors: a body that is not NDJSON objects fails as a whole (nothing is
 // applied); an object that is not a valid operation (unknown type, missing or mistyped
 // field, invalid path or hash, copy from a non-bucket repository, a move into itself) fails
@@ -23,9 +28,10 @@
 namespace xet {
 
 inline constexpr size_t kMaxBatchOps = 100'000;
-// Longest line accepted (a valid operation needs a few KiB at most: two 1 KiB paths, even
-// fully \u-escaped, a hash and a content type). Bounds the JSON DOM built per line.
-inline constexpr size_t kMaxBatchLineBytes = 64 << 10;
+// Longest line accepted (a valid operation needs a few KiB plus its "posix" object, at most
+// 128 KiB as encoded: two 1 KiB paths, even fully \u-escaped, a hash, a content type and a
+// posix object with room for escapes). Bounds the JSON DOM built per line.
+inline constexpr size_t kMaxBatchLineBytes = 256 << 10;
 // Longest "contentType" accepted; it is echoed as a response header.
 inline constexpr size_t kMaxContentTypeBytes = 255;
 

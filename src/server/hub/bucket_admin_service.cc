@@ -69,7 +69,7 @@ HttpResponse BucketAdminService::GetBucketInfo(const HttpRequest& req, const Rou
   if (!caller.ok()) return ErrorResponse(caller.status());
   auto bucket = gate_.ReadableBucket(*caller, params);
   if (!bucket.ok()) return BucketErrorResponse(bucket.status());
-  return HttpResponse::Json(DumpJson(BucketInfoJson(*bucket)));
+  return HttpResponse::Json(DumpJson(BucketDetailJson(*bucket)));
 }
 
 HttpResponse BucketAdminService::ListBuckets(const HttpRequest& req, const RouteParams& params) {

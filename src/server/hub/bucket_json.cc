@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "protocol/posix_metadata.h"
+
 namespace xet {
 
 std::string FormatIsoMillis(int64_t unix_ms) {
@@ -36,6 +38,12 @@ nlohmann::json BucketInfoJson(const BucketRecord& bucket) {
           {"totalFiles", bucket.total_files}};
 }
 
+nlohmann::json BucketDetailJson(const BucketRecord& bucket) {
+  nlohmann::json j = BucketInfoJson(bucket);
+  j["generation"] = bucket.generation;
+  return j;
+}
+
 nlohmann::json BucketCreatedJson(std::string_view url, std::string_view full_name) {
   return {{"url", url}, {"id", full_name}, {"name", full_name}};
 }
@@ -64,6 +72,13 @@ void AppendJsonString(std::string_view text, std::string* out) {
   out->push_back('"');
 }
 
+// ,"posix":{...} when the entry has POSIX metadata (xetstore extension).
+void AppendPosix(const BucketEntry& e, std::string* out) {
+  if (!e.posix) return;
+  out->append(R"(,"posix":)");
+  out->append(EncodePosixJson(*e.posix));
+}
+
 void AppendFile(const BucketEntry& e, std::string* out) {
   out->append(R"({"type":"file","path":)");
   AppendJsonString(e.path, out);
@@ -82,6 +97,21 @@ void AppendFile(const BucketEntry& e, std::string* out) {
     out->append(R"(,"contentType":)");
     AppendJsonString(e.content_type, out);
   }
+  AppendPosix(e, out);
+  out->push_back('}');
+}
+
+// A directory: {"type": "directory", "path"}, and for an explicit directory entry its
+// "mtime" (as a file's) and "posix".
+void AppendDirectory(std::string_view path, const BucketEntry* e, std::string* out) {
+  out->append(R"({"type":"directory","path":)");
+  AppendJsonString(path, out);
+  if (e != nullptr) {
+    out->append(R"(,"mtime":")");
+    out->append(FormatIsoMillis(e->mtime_ms != 0 ? e->mtime_ms : e->uploaded_at_ms));
+    out->push_back('"');
+    AppendPosix(*e, out);
+  }
   out->push_back('}');
 }
 
@@ -96,7 +126,11 @@ std::string BucketFilesJson(std::span<const BucketEntry> entries) {
   out.push_back('[');
   for (size_t i = 0; i < entries.size(); ++i) {
     if (i) out.push_back(',');
-    AppendFile(entries[i], &out);
+    if (entries[i].is_directory) {
+      AppendDirectory(entries[i].path, &entries[i], &out);
+    } else {
+      AppendFile(entries[i], &out);
+    }
   }
   out.push_back(']');
   return out;
@@ -109,9 +143,7 @@ std::string BucketTreePageJson(std::span<const BucketTreeItem> items) {
   for (size_t i = 0; i < items.size(); ++i) {
     if (i) out.push_back(',');
     if (items[i].is_directory) {
-      out.append(R"({"type":"directory","path":)");
-      AppendJsonString(items[i].path, &out);
-      out.push_back('}');
+      AppendDirectory(items[i].path, items[i].entry.is_directory ? &items[i].entry : nullptr, &out);
     } else {
       AppendFile(items[i].entry, &out);
     }

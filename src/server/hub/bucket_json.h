@@ -18,6 +18,8 @@ std::string FormatIsoMillis(int64_t unix_ms);
 
 // {"id", "private", "createdAt", "updatedAt", "size", "totalFiles"}
 nlohmann::json BucketInfoJson(const BucketRecord& bucket);
+// BucketInfoJson and the xetstore extension "generation" (GET of one bucket).
+nlohmann::json BucketDetailJson(const BucketRecord& bucket);
 
 // {"url", "id", "name"}: the answer to a create.
 nlohmann::json BucketCreatedJson(std::string_view url, std::string_view full_name);
@@ -26,12 +28,13 @@ nlohmann::json BucketCreatedJson(std::string_view url, std::string_view full_nam
 // a JSON DOM per item costs more than the rest of the request).
 //
 // A JSON array of files {"type": "file", "path", "size", "xetHash", "mtime", "uploadedAt",
-// "contentType"?}. An entry without a client mtime reports its upload time (as S3's
-// LastModified does).
+// "contentType"?, "posix"?} and explicit directory entries {"type": "directory", "path",
+// "mtime", "posix"?}. An entry without a client mtime reports its upload time (as S3's
+// LastModified does). "posix" (protocol/posix_metadata.h) is a xetstore extension.
 std::string BucketFilesJson(std::span<const BucketEntry> entries);
 
 // A JSON array of listing items: files as above and directories {"type": "directory",
-// "path"}.
+// "path"} (with "mtime" and "posix"? when the directory has an explicit entry).
 std::string BucketTreePageJson(std::span<const BucketTreeItem> items);
 
 // One failed operation of a batch, for the answer's "failed" list.

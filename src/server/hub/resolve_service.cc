@@ -67,7 +67,7 @@ HttpResponse ResolveService::Resolve(const HttpRequest& req, const RouteParams& 
   if (Status st = ValidateBucketPath(path); !st.ok()) return ErrorResponse(st);
   auto entry = index_.GetBucketEntry(bucket->ns, bucket->name, path);
   if (!entry.ok()) return BucketErrorResponse(entry.status());
-  if (!*entry) return EntryNotFound(path);
+  if (!*entry || (*entry)->is_directory) return EntryNotFound(path);  // directories have no bytes
 
   const std::string public_url = public_url_.Get();
   const std::string hash = (*entry)->file_hash.ToHex();
@@ -89,7 +89,10 @@ HttpResponse ResolveService::Resolve(const HttpRequest& req, const RouteParams& 
     return res;
   }
 
-  auto file = index_.GetFile((*entry)->file_hash);
+  // The empty file needs no record (a symbolic link's entry points at it unregistered).
+  auto file = (*entry)->file_hash.IsZero()
+                  ? Result<std::optional<FileRecord>>(std::optional<FileRecord>(FileRecord{}))
+                  : index_.GetFile((*entry)->file_hash);
   if (!file.ok()) return ErrorResponse(file.status());
   if (!*file) return ErrorResponse(Status::Internal("bucket entry names an unknown file"));
   const uint64_t size = (*file)->size;

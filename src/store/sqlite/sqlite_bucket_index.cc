@@ -10,6 +10,12 @@
 //   nothing and needs no savepoint of its own; a storage error fails the whole batch.
 // - Prefix copies and moves are set-based: the matched entries are staged, renamed, in a
 //   TEMP table and written back with one INSERT ... SELECT, whatever their number.
+// - An explicit directory entry (kind 1) is stored at its path + "/": no valid path ends in
+//   '/', so it never collides with a file, it is the first key of the directory's range
+//   (listings meet it before the entries below it), and prefix copies, moves and deletes
+//   take it with the rest of the range. It points at the zero hash, counts in no total and
+//   makes nothing visible. A file entry written at a path removes the directory entry there.
+// - A bucket's generation grows by one in every batch that changed an entry.
 // - Reads that take several statements run in one read transaction (one snapshot).
 #include <algorithm>
 #include <cstdint>
@@ -18,6 +24,7 @@
 #include <string_view>
 #include <utility>
 
+#include "protocol/posix_metadata.h"
 #include "store/sqlite/sqlite_index.h"
 #include "store/sqlite/sqlite_values.h"
 
@@ -28,7 +35,13 @@ namespace {
 // Shared pieces.
 
 constexpr const char* kBucketColumns =
-    "ns, name, private, created_at_ms, updated_at_ms, total_size, total_files";
+    "ns, name, private, created_at_ms, updated_at_ms, total_size, total_files, generation";
+
+constexpr int64_t kFileKind = 0;
+constexpr int64_t kDirectoryKind = 1;
+
+// The key of the explicit directory entry of directory `path`.
+std::string MarkerKey(std::string_view path) { return std::string(path) + "/"; }
 
 Result<BucketRecord> ReadBucket(SqliteStatement& stmt) {
   BucketRecord b;
@@ -39,6 +52,7 @@ Result<BucketRecord> ReadBucket(SqliteStatement& stmt) {
   b.updated_at_ms = stmt.ColumnInt64(4);
   XET_ASSIGN_OR_RETURN(b.total_size, FromSqlSize(stmt.ColumnInt64(5), "bucket total size"));
   XET_ASSIGN_OR_RETURN(b.total_files, FromSqlSize(stmt.ColumnInt64(6), "bucket file count"));
+  XET_ASSIGN_OR_RETURN(b.generation, FromSqlSize(stmt.ColumnInt64(7), "bucket generation"));
   return b;
 }
 
@@ -80,7 +94,8 @@ std::optional<std::pair<std::string_view, std::string_view>> SplitFullName(std::
 }
 
 // The entry columns, in the order ReadEntry expects them.
-#define XET_ENTRY_COLUMNS "path, file_hash, size, mtime_ms, uploaded_at_ms, content_type, sha256"
+#define XET_ENTRY_COLUMNS \
+  "path, file_hash, size, mtime_ms, uploaded_at_ms, content_type, sha256, kind, posix"
 
 Result<BucketEntry> ReadEntry(SqliteStatement& stmt) {
   BucketEntry e;
@@ -93,16 +108,47 @@ Result<BucketEntry> ReadEntry(SqliteStatement& stmt) {
   if (!stmt.ColumnIsNull(6)) {
     XET_ASSIGN_OR_RETURN(e.sha256, HashColumn(stmt, 6, "entry sha256"));
   }
+  if (stmt.ColumnInt64(7) == kDirectoryKind) {
+    if (!e.path.ends_with('/')) return Status::Corruption("index directory entry without '/'");
+    e.path.pop_back();
+    e.is_directory = true;
+  }
+  if (!stmt.ColumnIsNull(8)) {
+    auto posix = DecodePosixJson(stmt.ColumnText(8));
+    if (!posix.ok()) {
+      return Status::Corruption("index entry " + e.path + ": " + posix.status().message());
+    }
+    e.posix = std::move(*posix);
+  }
   return e;
 }
 
-Result<std::optional<BucketEntry>> FindEntry(SqliteDb& db, int64_t bucket_id,
-                                             std::string_view path) {
+// The posix column's text for `posix` (nullopt: NULL).
+std::optional<std::string> PosixText(const std::optional<PosixMetadata>& posix) {
+  if (!posix) return std::nullopt;
+  return EncodePosixJson(*posix);
+}
+
+// Binds `text` (which must outlive the statement's run; SQLITE_STATIC), or NULL.
+Status BindOptionalText(SqliteStatement& stmt, int col, const std::optional<std::string>& text) {
+  if (!text) return stmt.BindNull(col);
+  return stmt.BindText(col, *text);
+}
+
+// The file entry at `path`, or (with `directories`, when there is none) the explicit
+// directory entry of `path`.
+Result<std::optional<BucketEntry>> FindEntry(SqliteDb& db, int64_t bucket_id, std::string_view path,
+                                             bool directories) {
+  // Without `directories` the second key is the path again. Bound SQLITE_STATIC: declared
+  // before the statement, so it outlives it.
+  const std::string second = directories ? MarkerKey(path) : std::string(path);
   XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
                        db.Prepare("SELECT " XET_ENTRY_COLUMNS
-                                  " FROM bucket_entries WHERE bucket_id = ?1 AND path = ?2"));
+                                  " FROM bucket_entries WHERE bucket_id = ?1 AND path IN (?2, ?3) "
+                                  "ORDER BY path LIMIT 1"));
   XET_RETURN_IF_ERROR(stmt->BindInt64(1, bucket_id));
   XET_RETURN_IF_ERROR(stmt->BindText(2, path));
+  XET_RETURN_IF_ERROR(stmt->BindText(3, second));
   XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
   if (!row) return std::optional<BucketEntry>();
   XET_ASSIGN_OR_RETURN(BucketEntry e, ReadEntry(*stmt));
@@ -189,6 +235,8 @@ class BatchApplier {
     std::optional<Hash> sha256;
     int64_t mtime_ms;
     std::string_view content_type;
+    const std::optional<PosixMetadata>* posix;
+    bool directory = false;  // an explicit directory entry (stored at path + "/")
   };
 
   // The id of source bucket "NAMESPACE/BUCKET" ("" = this bucket), or nullopt if absent.
@@ -197,8 +245,16 @@ class BatchApplier {
   Result<BucketOpResult> DeleteFile(const BucketOp& op);
   Result<BucketOpResult> CopyFile(const BucketOp& op);
   Result<BucketOpResult> CopyOrMovePrefix(const BucketOp& op, bool move);
+  Result<BucketOpResult> AddDirectory(const BucketOp& op);
+  Result<BucketOpResult> SetMetadata(const BucketOp& op);
 
-  // Writes `e`, replacing what was at its path.
+  // The kind of the entry stored at key `key`, if any.
+  Result<std::optional<int64_t>> KindAt(const std::string& key);
+  // Whether any entry is at key `path` or in the range below directory `path`.
+  Result<bool> AnythingAt(const std::string& path, bool include_exact);
+
+  // Writes `e`, replacing what was at its key; a file entry also replaces the directory
+  // entry at its path.
   Status PutEntry(const NewEntry& e);
   // Records that this bucket may have lost its last entry pointing at `file_hash`.
   Status NoteLost(const Hash& file_hash);
@@ -242,8 +298,8 @@ Status BatchApplier::Begin() {
                "CREATE TEMP TABLE IF NOT EXISTS bucket_batch_moved("
                "path TEXT PRIMARY KEY COLLATE BINARY, file_hash BLOB NOT NULL, "
                "size INTEGER NOT NULL, mtime_ms INTEGER NOT NULL, "
-               "uploaded_at_ms INTEGER NOT NULL, content_type TEXT NOT NULL, sha256 BLOB"
-               ") WITHOUT ROWID;"));
+               "uploaded_at_ms INTEGER NOT NULL, content_type TEXT NOT NULL, sha256 BLOB, "
+               "kind INTEGER NOT NULL, posix TEXT) WITHOUT ROWID;"));
   XET_RETURN_IF_ERROR(db_.Exec("DELETE FROM temp.bucket_batch_lost"));
   return ClearStaged();
 }
@@ -260,6 +316,10 @@ Result<BucketOpResult> BatchApplier::Apply(const BucketOp& op) {
       return CopyOrMovePrefix(op, /*move=*/false);
     case BucketOp::Kind::kMovePrefix:
       return CopyOrMovePrefix(op, /*move=*/true);
+    case BucketOp::Kind::kAddDirectory:
+      return AddDirectory(op);
+    case BucketOp::Kind::kSetMetadata:
+      return SetMetadata(op);
   }
   return OpFailed("unknown operation");
 }
@@ -280,13 +340,23 @@ Status BatchApplier::NoteLost(const Hash& file_hash) {
 }
 
 Status BatchApplier::PutEntry(const NewEntry& e) {
+  const std::string key = e.directory ? MarkerKey(*e.path) : *e.path;
+  const std::optional<std::string> posix = PosixText(*e.posix);
+  if (!e.directory) {  // a file replaces the directory entry at its path
+    XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
+                         db_.Prepare("DELETE FROM bucket_entries WHERE bucket_id = ?1 AND "
+                                     "path = ?2 AND kind = 1"));
+    const std::string marker = MarkerKey(*e.path);
+    XET_RETURN_IF_ERROR(stmt->BindInt64(1, bucket_id_));
+    XET_RETURN_IF_ERROR(stmt->BindText(2, marker));
+    XET_RETURN_IF_ERROR(stmt->Run());
+  }
   {
-    XET_ASSIGN_OR_RETURN(
-        ScopedStatement old,
-        db_.Prepare(
-            "SELECT file_hash, size FROM bucket_entries WHERE bucket_id = ?1 AND path = ?2"));
+    XET_ASSIGN_OR_RETURN(ScopedStatement old,
+                         db_.Prepare("SELECT file_hash, size FROM bucket_entries WHERE "
+                                     "bucket_id = ?1 AND path = ?2 AND kind = 0"));
     XET_RETURN_IF_ERROR(old->BindInt64(1, bucket_id_));
-    XET_RETURN_IF_ERROR(old->BindText(2, *e.path));
+    XET_RETURN_IF_ERROR(old->BindText(2, key));
     XET_ASSIGN_OR_RETURN(bool row, old->Step());
     if (row) {
       XET_ASSIGN_OR_RETURN(Hash old_hash, HashColumn(*old, 0, "entry file hash"));
@@ -298,13 +368,15 @@ Status BatchApplier::PutEntry(const NewEntry& e) {
   XET_ASSIGN_OR_RETURN(
       ScopedStatement put,
       db_.Prepare("INSERT INTO bucket_entries(bucket_id, path, file_hash, size, mtime_ms, "
-                  "uploaded_at_ms, content_type, sha256) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
+                  "uploaded_at_ms, content_type, sha256, kind, posix) "
+                  "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) "
                   "ON CONFLICT(bucket_id, path) DO UPDATE SET file_hash = excluded.file_hash, "
                   "size = excluded.size, mtime_ms = excluded.mtime_ms, "
                   "uploaded_at_ms = excluded.uploaded_at_ms, "
-                  "content_type = excluded.content_type, sha256 = excluded.sha256"));
+                  "content_type = excluded.content_type, sha256 = excluded.sha256, "
+                  "kind = excluded.kind, posix = excluded.posix"));
   XET_RETURN_IF_ERROR(put->BindInt64(1, bucket_id_));
-  XET_RETURN_IF_ERROR(put->BindText(2, *e.path));
+  XET_RETURN_IF_ERROR(put->BindText(2, key));
   XET_RETURN_IF_ERROR(put->BindBlob(3, HashBytes(e.file_hash)));
   XET_RETURN_IF_ERROR(put->BindInt64(4, e.size));
   XET_RETURN_IF_ERROR(put->BindInt64(5, e.mtime_ms));
@@ -315,15 +387,30 @@ Status BatchApplier::PutEntry(const NewEntry& e) {
   } else {
     XET_RETURN_IF_ERROR(put->BindNull(8));
   }
+  XET_RETURN_IF_ERROR(put->BindInt64(9, e.directory ? kDirectoryKind : kFileKind));
+  XET_RETURN_IF_ERROR(BindOptionalText(*put, 10, posix));
   XET_RETURN_IF_ERROR(put->Run());
-  delta_files_ += 1;
-  delta_size_ += e.size;
+  if (!e.directory) {
+    delta_files_ += 1;
+    delta_size_ += e.size;
+  }
   changed_ = true;
   return Status::Ok();
 }
 
 Result<BucketOpResult> BatchApplier::AddFile(const BucketOp& op) {
-  NewEntry e{&op.path, op.file_hash, 0, std::nullopt, op.mtime_ms, op.content_type};
+  NewEntry e{&op.path, op.file_hash, 0, std::nullopt, op.mtime_ms, op.content_type, &op.posix};
+  if (op.posix && op.posix->IsSymlink()) {
+    // A symbolic link is the empty file, which needs no upload: nothing to look up.
+    if (!op.file_hash.IsZero()) {
+      return OpFailed("a symbolic link's xetHash must be the empty file's (64 zeros)");
+    }
+    XET_RETURN_IF_ERROR(PutEntry(e));
+    return OpDone(1);
+  }
+  if (op.posix && !op.posix->IsRegular()) {
+    return OpFailed("addFile: posix mode must be a regular file or a symbolic link");
+  }
   {
     // One statement: the file's record and whether this bucket's scope can see it. An
     // invisible file answers exactly like an unknown one (its existence is not disclosed).
@@ -347,33 +434,39 @@ Result<BucketOpResult> BatchApplier::AddFile(const BucketOp& op) {
 }
 
 Result<BucketOpResult> BatchApplier::DeleteFile(const BucketOp& op) {
+  // The file entry at the path and the directory entry of the path (at most one exists).
+  const std::string marker = MarkerKey(op.path);
   XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
-                       db_.Prepare("DELETE FROM bucket_entries WHERE bucket_id = ?1 AND path = ?2 "
-                                   "RETURNING file_hash, size"));
+                       db_.Prepare("DELETE FROM bucket_entries WHERE bucket_id = ?1 AND "
+                                   "path IN (?2, ?3) RETURNING file_hash, size, kind"));
   XET_RETURN_IF_ERROR(stmt->BindInt64(1, bucket_id_));
   XET_RETURN_IF_ERROR(stmt->BindText(2, op.path));
-  XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
-  if (!row) return OpDone(0);  // already absent: deleting is idempotent
-  XET_ASSIGN_OR_RETURN(Hash old_hash, HashColumn(*stmt, 0, "entry file hash"));
-  const int64_t old_size = stmt->ColumnInt64(1);
-  XET_RETURN_IF_ERROR(stmt->Run());
-  delta_files_ -= 1;
-  delta_size_ -= old_size;
-  changed_ = true;
-  XET_RETURN_IF_ERROR(NoteLost(old_hash));
-  return OpDone(1);
+  XET_RETURN_IF_ERROR(stmt->BindText(3, marker));
+  uint64_t removed = 0;
+  while (true) {
+    XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
+    if (!row) break;
+    ++removed;
+    changed_ = true;
+    if (stmt->ColumnInt64(2) != kFileKind) continue;
+    XET_ASSIGN_OR_RETURN(Hash old_hash, HashColumn(*stmt, 0, "entry file hash"));
+    delta_files_ -= 1;
+    delta_size_ -= stmt->ColumnInt64(1);
+    XET_RETURN_IF_ERROR(NoteLost(old_hash));
+  }
+  return OpDone(removed);  // 0: already absent, deleting is idempotent
 }
 
 Result<BucketOpResult> BatchApplier::CopyFile(const BucketOp& op) {
   XET_ASSIGN_OR_RETURN(std::optional<int64_t> source_id, SourceBucketId(op.source_bucket));
   if (!source_id) return OpFailed("source bucket " + op.source_bucket + " not found");
-  NewEntry e{&op.path, op.file_hash, 0, std::nullopt, op.mtime_ms, op.content_type};
+  NewEntry e{&op.path, op.file_hash, 0, std::nullopt, op.mtime_ms, op.content_type, &op.posix};
   std::string source_content_type;
   {
     XET_ASSIGN_OR_RETURN(
         ScopedStatement stmt,
         db_.Prepare("SELECT size, sha256, mtime_ms, content_type FROM bucket_entries "
-                    "WHERE bucket_id = ?1 AND file_hash = ?2 LIMIT 1"));
+                    "WHERE bucket_id = ?1 AND file_hash = ?2 AND kind = 0 LIMIT 1"));
     XET_RETURN_IF_ERROR(stmt->BindInt64(1, *source_id));
     XET_RETURN_IF_ERROR(stmt->BindBlob(2, HashBytes(op.file_hash)));
     XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
@@ -392,8 +485,10 @@ Result<BucketOpResult> BatchApplier::CopyFile(const BucketOp& op) {
     }
   }
   XET_RETURN_IF_ERROR(PutEntry(e));
+  // A symbolic link's empty file may be unregistered: nothing to make visible then.
   XET_ASSIGN_OR_RETURN(ScopedStatement vis,
-                       db_.Prepare("INSERT INTO file_scopes(file_hash, scope) VALUES(?1, ?2) "
+                       db_.Prepare("INSERT INTO file_scopes(file_hash, scope) SELECT ?1, ?2 "
+                                   "WHERE EXISTS(SELECT 1 FROM files WHERE hash = ?1) "
                                    "ON CONFLICT DO NOTHING"));
   XET_RETURN_IF_ERROR(vis->BindBlob(1, HashBytes(op.file_hash)));
   XET_RETURN_IF_ERROR(vis->BindText(2, scope_));
@@ -407,12 +502,13 @@ Result<int64_t> BatchApplier::StagePrefix(int64_t source_id, const std::string& 
   XET_ASSIGN_OR_RETURN(
       ScopedStatement stmt,
       db_.Prepare("INSERT INTO temp.bucket_batch_moved(path, file_hash, size, mtime_ms, "
-                  "uploaded_at_ms, content_type, sha256) "
+                  "uploaded_at_ms, content_type, sha256, kind, posix) "
                   "SELECT ?5 || substr(CAST(path AS BLOB), ?6), file_hash, size, mtime_ms, ?7, "
-                  "content_type, sha256 FROM bucket_entries WHERE bucket_id = ?1 AND path = ?2 "
+                  "content_type, sha256, kind, posix FROM bucket_entries "
+                  "WHERE bucket_id = ?1 AND path = ?2 "
                   "UNION ALL "
                   "SELECT ?5 || substr(CAST(path AS BLOB), ?6), file_hash, size, mtime_ms, ?7, "
-                  "content_type, sha256 FROM bucket_entries "
+                  "content_type, sha256, kind, posix FROM bucket_entries "
                   "WHERE bucket_id = ?1 AND path >= ?3 AND path < ?4"));
   const std::string lower = DirLower(from);
   const std::string upper = DirUpper(from);
@@ -453,7 +549,8 @@ Status BatchApplier::WriteStaged(bool replace_sources) {
     XET_ASSIGN_OR_RETURN(
         ScopedStatement stmt,
         db_.Prepare("SELECT count(*), coalesce(sum(e.size), 0) FROM temp.bucket_batch_moved m "
-                    "CROSS JOIN bucket_entries e ON e.bucket_id = ?1 AND e.path = m.path"));
+                    "CROSS JOIN bucket_entries e ON e.bucket_id = ?1 AND e.path = m.path "
+                    "WHERE e.kind = 0"));
     XET_RETURN_IF_ERROR(stmt->BindInt64(1, bucket_id_));
     XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
     if (row) {
@@ -466,25 +563,35 @@ Status BatchApplier::WriteStaged(bool replace_sources) {
         ScopedStatement stmt,
         db_.Prepare("INSERT OR IGNORE INTO temp.bucket_batch_lost(file_hash) "
                     "SELECT e.file_hash FROM temp.bucket_batch_moved m CROSS JOIN bucket_entries e "
-                    "ON e.bucket_id = ?1 AND e.path = m.path WHERE e.file_hash <> m.file_hash"));
+                    "ON e.bucket_id = ?1 AND e.path = m.path "
+                    "WHERE e.kind = 0 AND e.file_hash <> m.file_hash"));
     XET_RETURN_IF_ERROR(stmt->BindInt64(1, bucket_id_));
     XET_RETURN_IF_ERROR(stmt->Run());
   }
   if (!replace_sources) {
     XET_ASSIGN_OR_RETURN(
         ScopedStatement stmt,
-        db_.Prepare("SELECT count(*), coalesce(sum(size), 0) FROM temp.bucket_batch_moved"));
+        db_.Prepare("SELECT count(*), coalesce(sum(size), 0) FROM temp.bucket_batch_moved "
+                    "WHERE kind = 0"));
     XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
     if (row) {
       delta_files_ += stmt->ColumnInt64(0);
       delta_size_ += stmt->ColumnInt64(1);
     }
   }
+  {  // Staged files replace the directory entries at their paths.
+    XET_ASSIGN_OR_RETURN(
+        ScopedStatement stmt,
+        db_.Prepare("DELETE FROM bucket_entries WHERE bucket_id = ?1 AND kind = 1 AND path IN ("
+                    "SELECT path || '/' FROM temp.bucket_batch_moved WHERE kind = 0)"));
+    XET_RETURN_IF_ERROR(stmt->BindInt64(1, bucket_id_));
+    XET_RETURN_IF_ERROR(stmt->Run());
+  }
   XET_ASSIGN_OR_RETURN(
       ScopedStatement stmt,
       db_.Prepare("INSERT OR REPLACE INTO bucket_entries(bucket_id, path, file_hash, size, "
-                  "mtime_ms, uploaded_at_ms, content_type, sha256) SELECT ?1, path, file_hash, "
-                  "size, mtime_ms, uploaded_at_ms, content_type, sha256 "
+                  "mtime_ms, uploaded_at_ms, content_type, sha256, kind, posix) SELECT ?1, path, "
+                  "file_hash, size, mtime_ms, uploaded_at_ms, content_type, sha256, kind, posix "
                   "FROM temp.bucket_batch_moved ORDER BY path"));
   XET_RETURN_IF_ERROR(stmt->BindInt64(1, bucket_id_));
   XET_RETURN_IF_ERROR(stmt->Run());
@@ -504,6 +611,10 @@ Result<BucketOpResult> BatchApplier::CopyOrMovePrefix(const BucketOp& op, bool m
   if (move && op.to.starts_with(DirLower(op.from))) {
     return OpFailed("cannot move " + op.from + " into itself (" + op.to + ")");
   }
+  if (op.no_replace) {
+    XET_ASSIGN_OR_RETURN(const bool taken, AnythingAt(op.to, /*include_exact=*/true));
+    if (taken) return OpFailed(op.to + " exists");
+  }
   XET_ASSIGN_OR_RETURN(const int64_t matched, StagePrefix(*source_id, op.from, op.to));
   if (matched == 0) return OpFailed("nothing at " + op.from);
   if (same_bucket && op.from == op.to) {  // every entry maps onto itself
@@ -513,14 +624,104 @@ Result<BucketOpResult> BatchApplier::CopyOrMovePrefix(const BucketOp& op, bool m
   if (move) XET_RETURN_IF_ERROR(DeletePrefix(op.from));
   XET_RETURN_IF_ERROR(WriteStaged(/*replace_sources=*/move));
   if (!same_bucket) {
-    XET_ASSIGN_OR_RETURN(ScopedStatement vis,
-                         db_.Prepare("INSERT OR IGNORE INTO file_scopes(file_hash, scope) "
-                                     "SELECT DISTINCT file_hash, ?1 FROM temp.bucket_batch_moved"));
+    XET_ASSIGN_OR_RETURN(
+        ScopedStatement vis,
+        db_.Prepare(
+            "INSERT OR IGNORE INTO file_scopes(file_hash, scope) "
+            "SELECT DISTINCT m.file_hash, ?1 FROM temp.bucket_batch_moved m "
+            "WHERE m.kind = 0 AND EXISTS(SELECT 1 FROM files f WHERE f.hash = m.file_hash)"));
     XET_RETURN_IF_ERROR(vis->BindText(1, scope_));
     XET_RETURN_IF_ERROR(vis->Run());
   }
   XET_RETURN_IF_ERROR(ClearStaged());
   return OpDone(static_cast<uint64_t>(matched));
+}
+
+Result<std::optional<int64_t>> BatchApplier::KindAt(const std::string& key) {
+  XET_ASSIGN_OR_RETURN(
+      ScopedStatement stmt,
+      db_.Prepare("SELECT kind FROM bucket_entries WHERE bucket_id = ?1 AND path = ?2"));
+  XET_RETURN_IF_ERROR(stmt->BindInt64(1, bucket_id_));
+  XET_RETURN_IF_ERROR(stmt->BindText(2, key));
+  XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
+  if (!row) return std::optional<int64_t>();
+  return std::optional<int64_t>(stmt->ColumnInt64(0));
+}
+
+Result<bool> BatchApplier::AnythingAt(const std::string& path, bool include_exact) {
+  const std::string lower = DirLower(path);
+  const std::string upper = DirUpper(path);
+  XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
+                       db_.Prepare("SELECT 1 FROM bucket_entries WHERE bucket_id = ?1 AND "
+                                   "((?4 AND path = ?2) OR (path >= ?3 AND path < ?5)) LIMIT 1"));
+  XET_RETURN_IF_ERROR(stmt->BindInt64(1, bucket_id_));
+  XET_RETURN_IF_ERROR(stmt->BindText(2, path));
+  XET_RETURN_IF_ERROR(stmt->BindText(3, lower));
+  XET_RETURN_IF_ERROR(stmt->BindInt64(4, include_exact ? 1 : 0));
+  XET_RETURN_IF_ERROR(stmt->BindText(5, upper));
+  return stmt->Step();
+}
+
+Result<BucketOpResult> BatchApplier::AddDirectory(const BucketOp& op) {
+  if (op.posix && !op.posix->IsDirectory()) {
+    return OpFailed("addDirectory: posix mode must be a directory's (0040000)");
+  }
+  XET_ASSIGN_OR_RETURN(const std::optional<int64_t> at, KindAt(op.path));
+  if (at) return OpFailed("a file exists at " + op.path);
+  NewEntry e{&op.path, Hash(), 0, std::nullopt, op.mtime_ms, std::string_view(), &op.posix, true};
+  XET_RETURN_IF_ERROR(PutEntry(e));
+  return OpDone(1);
+}
+
+Result<BucketOpResult> BatchApplier::SetMetadata(const BucketOp& op) {
+  if (!op.posix) return OpFailed("setMetadata needs \"posix\"");
+  const PosixMetadata& posix = *op.posix;
+  const std::string marker = MarkerKey(op.path);
+  std::string key;  // the entry to update
+  {
+    XET_ASSIGN_OR_RETURN(
+        ScopedStatement stmt,
+        db_.Prepare("SELECT path, file_hash, kind FROM bucket_entries WHERE bucket_id = ?1 AND "
+                    "path IN (?2, ?3) ORDER BY path LIMIT 1"));
+    XET_RETURN_IF_ERROR(stmt->BindInt64(1, bucket_id_));
+    XET_RETURN_IF_ERROR(stmt->BindText(2, op.path));
+    XET_RETURN_IF_ERROR(stmt->BindText(3, marker));
+    XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
+    if (row) {
+      key = std::string(stmt->ColumnText(0));
+      if (stmt->ColumnInt64(2) == kFileKind) {
+        XET_ASSIGN_OR_RETURN(Hash hash, HashColumn(*stmt, 1, "entry file hash"));
+        if (posix.IsDirectory()) return OpFailed(op.path + " is a file, not a directory");
+        if (posix.IsSymlink() && !hash.IsZero()) {
+          return OpFailed(op.path + " has content; a symbolic link is the empty file");
+        }
+      } else if (!posix.IsDirectory()) {
+        return OpFailed(op.path + " is a directory; its posix mode must be a directory's");
+      }
+    }
+  }
+  if (key.empty()) {  // an implied directory gets an explicit entry
+    XET_ASSIGN_OR_RETURN(const bool implied, AnythingAt(op.path, /*include_exact=*/false));
+    if (!implied) return OpFailed("nothing at " + op.path);
+    if (!posix.IsDirectory()) {
+      return OpFailed(op.path + " is a directory; its posix mode must be a directory's");
+    }
+    NewEntry e{&op.path, Hash(), 0, std::nullopt, op.mtime_ms, std::string_view(), &op.posix, true};
+    XET_RETURN_IF_ERROR(PutEntry(e));
+    return OpDone(1);
+  }
+  const std::optional<std::string> text = PosixText(op.posix);
+  XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
+                       db_.Prepare("UPDATE bucket_entries SET posix = ?3, mtime_ms = "
+                                   "CASE WHEN ?4 = 0 THEN mtime_ms ELSE ?4 END "
+                                   "WHERE bucket_id = ?1 AND path = ?2"));
+  XET_RETURN_IF_ERROR(stmt->BindInt64(1, bucket_id_));
+  XET_RETURN_IF_ERROR(stmt->BindText(2, key));
+  XET_RETURN_IF_ERROR(BindOptionalText(*stmt, 3, text));
+  XET_RETURN_IF_ERROR(stmt->BindInt64(4, op.mtime_ms));
+  XET_RETURN_IF_ERROR(stmt->Run());
+  changed_ = true;
+  return OpDone(1);
 }
 
 Status BatchApplier::Finish() {
@@ -530,17 +731,17 @@ Status BatchApplier::Finish() {
         db_.Prepare("DELETE FROM file_scopes WHERE scope = ?2 AND file_hash IN ("
                     "SELECT l.file_hash FROM temp.bucket_batch_lost l WHERE NOT EXISTS("
                     "SELECT 1 FROM bucket_entries e WHERE e.bucket_id = ?1 "
-                    "AND e.file_hash = l.file_hash))"));
+                    "AND e.file_hash = l.file_hash AND e.kind = 0))"));
     XET_RETURN_IF_ERROR(stmt->BindInt64(1, bucket_id_));
     XET_RETURN_IF_ERROR(stmt->BindText(2, scope_));
     XET_RETURN_IF_ERROR(stmt->Run());
   }
   XET_RETURN_IF_ERROR(db_.Exec("DELETE FROM temp.bucket_batch_lost"));
   if (!changed_) return Status::Ok();
-  XET_ASSIGN_OR_RETURN(
-      ScopedStatement stmt,
-      db_.Prepare("UPDATE buckets SET total_files = total_files + ?2, "
-                  "total_size = total_size + ?3, updated_at_ms = ?4 WHERE id = ?1"));
+  XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
+                       db_.Prepare("UPDATE buckets SET total_files = total_files + ?2, "
+                                   "total_size = total_size + ?3, updated_at_ms = ?4, "
+                                   "generation = generation + 1 WHERE id = ?1"));
   XET_RETURN_IF_ERROR(stmt->BindInt64(1, bucket_id_));
   XET_RETURN_IF_ERROR(stmt->BindInt64(2, delta_files_));
   XET_RETURN_IF_ERROR(stmt->BindInt64(3, delta_size_));
@@ -551,7 +752,8 @@ Status BatchApplier::Finish() {
 // ---------------------------------------------------------------------------------------
 // Listings.
 
-// Where a listing page stopped: after the file at `path`, or (non-recursive listings) after
+// Where a listing page stopped: after the entry stored at key `path` (a file, or in
+// recursive listings a directory entry's key, path + "/"), or (non-recursive listings) after
 // every entry below directory `path`. Encoded as lowercase hex of a kind byte ('f' or 'd')
 // followed by the path, so it travels in URLs unescaped.
 struct TreeCursor {
@@ -655,8 +857,10 @@ Result<BucketTreePage> TreeScan::ReadPage(size_t limit) {
   page.items.reserve(std::min<size_t>(limit, 4096));
   auto cursor_after_last = [&] {
     const BucketTreeItem& last = page.items.back();
+    if (recursive_ && last.is_directory) return EncodeCursor({false, MarkerKey(last.path)});
     return EncodeCursor({last.is_directory, last.path});
   };
+  size_t posix_bytes = 0;  // of the items so far (bounds the page's memory)
   // Each pass reads from lower_ until the end or until a subdirectory is emitted; the next
   // pass then seeks past that directory's key range instead of reading its entries.
   while (true) {
@@ -668,17 +872,28 @@ Result<BucketTreePage> TreeScan::ReadPage(size_t limit) {
     while (!seek) {
       XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
       if (!row) return page;
-      if (page.items.size() == limit) {  // another item exists: the page is full
+      const std::string_view path = stmt->ColumnText(0);
+      // The listed directory's own entry (its key is dir_) is not an item of it.
+      if (path.size() == dir_.size()) continue;
+      // Another item exists: the page is full.
+      if (page.items.size() == limit || posix_bytes >= kMaxListingPosixBytes) {
         page.next_cursor = cursor_after_last();
         return page;
       }
-      const std::string_view path = stmt->ColumnText(0);
+      const bool marker = stmt->ColumnInt64(7) == kDirectoryKind;
       const size_t slash = recursive_ ? std::string_view::npos : path.find('/', dir_.size());
       BucketTreeItem item;
       if (slash == std::string_view::npos) {
+        posix_bytes += stmt->ColumnText(8).size();
         XET_ASSIGN_OR_RETURN(item.entry, ReadEntry(*stmt));
+        item.is_directory = marker;
         item.path = item.entry.path;
       } else {
+        // A subdirectory. Its own entry, if it has one, is the first key of its range.
+        if (marker && slash + 1 == path.size()) {
+          posix_bytes += stmt->ColumnText(8).size();
+          XET_ASSIGN_OR_RETURN(item.entry, ReadEntry(*stmt));
+        }
         item.is_directory = true;
         item.path = std::string(path.substr(0, slash));
         lower_ = DirUpper(item.path);
@@ -800,9 +1015,9 @@ Status SqliteIndex::MoveBucket(const std::string& from_ns, const std::string& fr
     XET_ASSIGN_OR_RETURN(std::optional<int64_t> taken, FindBucketId(db, to_ns, to_name));
     if (taken) return Status::AlreadyExists("bucket " + to + " already exists");
     {
-      XET_ASSIGN_OR_RETURN(
-          ScopedStatement stmt,
-          db.Prepare("UPDATE buckets SET ns = ?2, name = ?3, updated_at_ms = ?4 WHERE id = ?1"));
+      XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
+                           db.Prepare("UPDATE buckets SET ns = ?2, name = ?3, updated_at_ms = ?4, "
+                                      "generation = generation + 1 WHERE id = ?1"));
       XET_RETURN_IF_ERROR(stmt->BindInt64(1, id));
       XET_RETURN_IF_ERROR(stmt->BindText(2, to_ns));
       XET_RETURN_IF_ERROR(stmt->BindText(3, to_name));
@@ -849,7 +1064,7 @@ Result<std::optional<BucketEntry>> SqliteIndex::GetBucketEntry(const std::string
   ReadSnapshot snapshot(lease.db());
   XET_RETURN_IF_ERROR(snapshot.Begin());
   XET_ASSIGN_OR_RETURN(const int64_t id, RequireBucketId(lease.db(), ns, name));
-  return FindEntry(lease.db(), id, path);
+  return FindEntry(lease.db(), id, path, /*directories=*/true);
 }
 
 Result<std::vector<BucketEntry>> SqliteIndex::GetBucketEntries(const std::string& ns,
@@ -862,7 +1077,8 @@ Result<std::vector<BucketEntry>> SqliteIndex::GetBucketEntries(const std::string
   std::vector<BucketEntry> out;
   out.reserve(paths.size());
   for (const std::string& path : paths) {
-    XET_ASSIGN_OR_RETURN(std::optional<BucketEntry> e, FindEntry(lease.db(), id, path));
+    XET_ASSIGN_OR_RETURN(std::optional<BucketEntry> e,
+                         FindEntry(lease.db(), id, path, /*directories=*/true));
     if (e) out.push_back(std::move(*e));
   }
   return out;
@@ -881,7 +1097,8 @@ Result<BucketTreePage> SqliteIndex::ListBucketTree(const std::string& ns, const 
   XET_RETURN_IF_ERROR(snapshot.Begin());
   XET_ASSIGN_OR_RETURN(const int64_t id, RequireBucketId(lease.db(), ns, name));
   if (!prefix.empty()) {
-    XET_ASSIGN_OR_RETURN(std::optional<BucketEntry> file, FindEntry(lease.db(), id, prefix));
+    XET_ASSIGN_OR_RETURN(std::optional<BucketEntry> file,
+                         FindEntry(lease.db(), id, prefix, /*directories=*/false));
     if (file) {  // a prefix naming a file lists that file alone, on one page
       BucketTreePage page;
       if (!resume) page.items.push_back({false, file->path, std::move(*file)});

@@ -60,8 +60,10 @@ Status SqliteStatement::BindText(int index, std::string_view text) {
   if (text.size() > static_cast<size_t>(INT_MAX)) {
     return Status::ResourceExhausted("text too large for SQLite");
   }
+  // A null pointer would bind NULL, not the empty string (a default string_view has one).
+  const char* data = text.data() != nullptr ? text.data() : "";
   const int rc =
-      sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
+      sqlite3_bind_text(stmt_, index, data, static_cast<int>(text.size()), SQLITE_STATIC);
   if (rc != SQLITE_OK) return SqliteStatus(rc, "bind text", sqlite3_db_handle(stmt_));
   return Status::Ok();
 }

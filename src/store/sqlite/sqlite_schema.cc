@@ -7,7 +7,7 @@ namespace xet {
 namespace {
 
 // Append only: never edit a migration that has shipped.
-constexpr std::array<const char*, 2> kMigrations = {
+constexpr std::array<const char*, 3> kMigrations = {
     // 1: initial schema.
     R"sql(
 CREATE TABLE xorbs(
@@ -90,6 +90,15 @@ CREATE INDEX bucket_entries_by_file ON bucket_entries(bucket_id, file_hash);
 CREATE INDEX file_scopes_by_scope ON file_scopes(scope);
 CREATE INDEX xorb_scopes_by_scope ON xorb_scopes(scope);
 CREATE INDEX shards_by_scope ON shards(scope);
+)sql",
+    // 3: POSIX metadata (xetstore extension). kind 0 is a file entry, 1 an explicit directory
+    // entry, stored at its path + "/" (the first key of the directory's range, so a listing
+    // meets it before anything below it); posix is the entry's "posix" JSON object, or NULL.
+    // A bucket's generation grows with every batch that changed an entry.
+    R"sql(
+ALTER TABLE buckets ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE bucket_entries ADD COLUMN kind INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE bucket_entries ADD COLUMN posix TEXT;
 )sql",
 };
 

@@ -77,5 +77,49 @@ TEST(ReconstructionJsonTest, ShapesAndHostileAnswers) {
   }
 }
 
+TEST(ReconstructionJsonTest, ChunkDetailIsParsedAndChecked) {
+  auto term = [](const std::string& lengths) {
+    return R"([{"hash":")" + kHashA + R"(","unpacked_length":100,"range":{"start":1,"end":3})" +
+           (lengths.empty() ? "" : R"(,"chunk_lengths":)" + lengths) + "}]";
+  };
+  auto xorbs = [](const std::string& offsets) {
+    return R"({")" + kHashA +
+           R"(":[{"url":"u","ranges":[{"chunks":{"start":1,"end":3},"bytes":{"start":10,"end":59})" +
+           (offsets.empty() ? "" : R"(,"chunk_offsets":)" + offsets) + "}]}]}";
+  };
+  auto r = ParseReconstructionJson(Recon(term("[40,60]"), xorbs("[10,35,60]")));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->terms[0].chunk_lengths, (std::vector<uint32_t>{40, 60}));
+  EXPECT_EQ(r->xorbs[0].second[0].ranges[0].chunk_offsets, (std::vector<uint64_t>{10, 35, 60}));
+  // Without detail the vectors stay empty.
+  auto plain = ParseReconstructionJson(Recon(term(""), xorbs("")));
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(plain->terms[0].chunk_lengths.empty());
+  EXPECT_TRUE(plain->xorbs[0].second[0].ranges[0].chunk_offsets.empty());
+
+  for (const std::string& bad : std::vector<std::string>{
+           Recon(term("[100]"), xorbs("")),           // one length for two chunks
+           Recon(term("[40,60,0]"), xorbs("")),       // three
+           Recon(term("[40,61]"), xorbs("")),         // does not add up
+           Recon(term("[-40,140]"), xorbs("")),       // negative
+           Recon(term("[40.5,59.5]"), xorbs("")),     // not integers
+           Recon(term("[4294967296,0]"), xorbs("")),  // past u32
+           Recon(term("\"40,60\""), xorbs("")),       // not an array
+           Recon(term("[40,\"60\"]"), xorbs("")),     // not numbers
+           Recon(term(""), xorbs("[10,60]")),         // one value short
+           Recon(term(""), xorbs("[10,35,50,60]")),   // one too many
+           Recon(term(""), xorbs("[11,35,60]")),      // does not start at bytes.start
+           Recon(term(""), xorbs("[10,35,59]")),      // does not end past bytes.end
+           Recon(term(""), xorbs("[10,10,60]")),      // not ascending
+           Recon(term(""), xorbs("[10,70,60]")),      // not ascending
+           Recon(term(""), xorbs("{}")),              // not an array
+           Recon(term(""), xorbs("[10,-35,60]"))}) {  // negative
+    auto p = ParseReconstructionJson(bad);
+    ASSERT_FALSE(p.ok()) << bad;
+    EXPECT_EQ(p.status().code(), Status::Code::kCorruption) << p.status().ToString();
+    EXPECT_NE(p.status().message().find("chunk_"), std::string::npos) << p.status().ToString();
+  }
+}
+
 }  // namespace
 }  // namespace xet

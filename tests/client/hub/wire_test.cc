@@ -165,5 +165,113 @@ TEST(ClientWireTest, BatchBodiesAndOutcomes) {
   EXPECT_FALSE(ParseBatchOutcomeJson(R"({"processed":1,"succeeded":1,"failed":{}})").ok());
 }
 
+TEST(ClientWireTest, PosixInListingsAndBuckets) {
+  const std::string body =
+      R"([{"type":"directory","path":"d","mtime":"1970-01-01T00:00:07.000Z",)"
+      R"("posix":{"mode":16877,"uid":1,"gid":2}},)"
+      R"({"type":"directory","path":"implied"},)"
+      R"({"type":"file","path":"d/f","size":3,"xetHash":")" +
+      kHashA +
+      R"(","mtime":"1970-01-01T00:00:01.000Z",)"
+      R"("posix":{"mode":33188,"uid":5,"gid":6,"atime":9,"xattrs":{"user.k":"AP8="}}},)"
+      R"({"type":"file","path":"l","size":0,"xetHash":")" +
+      std::string(64, '0') + R"(","posix":{"mode":41471,"uid":0,"gid":0,"target":"d/f"}}])";
+  auto entries = ParseEntryListJson(body);
+  ASSERT_TRUE(entries.ok()) << entries.status().ToString();
+  ASSERT_EQ(entries->size(), 4u);
+  const RemoteEntry& d = (*entries)[0];
+  EXPECT_TRUE(d.is_directory);
+  EXPECT_EQ(d.mtime_ms, 7000);
+  ASSERT_TRUE(d.posix.has_value());
+  EXPECT_EQ(d.posix->mode, 040755u);
+  EXPECT_EQ(d.posix->gid, 2u);
+  EXPECT_FALSE((*entries)[1].posix.has_value());
+  const RemoteEntry& f = (*entries)[2];
+  ASSERT_TRUE(f.posix.has_value());
+  EXPECT_EQ(f.posix->atime_ms, 9);
+  ASSERT_EQ(f.posix->xattrs.size(), 1u);
+  EXPECT_EQ(f.posix->xattrs[0].first, "user.k");
+  EXPECT_EQ(f.posix->xattrs[0].second, std::string("\0\xff", 2));
+  EXPECT_EQ(f.posix->xattrs[0].second.size(), 2u);
+  EXPECT_EQ((*entries)[3].posix->target, "d/f");
+
+  // Malformed posix, or posix that contradicts the item: Corruption.
+  const std::string file_head =
+      R"([{"type":"file","path":"f","size":3,"xetHash":")" + kHashA + R"(","posix":)";
+  for (const std::string& bad : std::vector<std::string>{
+           file_head + "5}]",
+           file_head + R"({"mode":"644","uid":0,"gid":0}}])",
+           file_head + R"({"mode":420,"uid":0,"gid":0}}])",
+           file_head + R"({"mode":33188,"uid":0,"gid":0,"target":"x"}}])",
+           file_head + R"({"mode":33188,"uid":0,"gid":0,"xattrs":{"a":"!"}}}])",
+           file_head + R"({"mode":16877,"uid":0,"gid":0}}])",               // a file with dir mode
+           file_head + R"({"mode":41471,"uid":0,"gid":0,"target":"t"}}])",  // link with content
+           R"([{"type":"directory","path":"d","posix":{"mode":33188,"uid":0,"gid":0}}])",
+       }) {
+    auto r = ParseEntryListJson(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), Status::Code::kCorruption) << r.status().ToString();
+  }
+
+  auto b = ParseBucketJson(R"({"id":"ns/b","generation":42})");
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->generation, 42u);
+  EXPECT_EQ(ParseBucketJson(R"({"id":"ns/b"})")->generation, 0u);  // the Hub sends none
+  EXPECT_FALSE(ParseBucketJson(R"({"id":"ns/b","generation":-1})").ok());
+  // A directory's unreadable mtime is ignored, as before.
+  auto lenient = ParseEntryListJson(R"([{"type":"directory","path":"d","mtime":[]}])");
+  ASSERT_TRUE(lenient.ok());
+  EXPECT_EQ((*lenient)[0].mtime_ms, 0);
+  EXPECT_FALSE(ParseBucketJson(R"({"id":"ns/b","generation":"1"})").ok());
+}
+
+TEST(ClientWireTest, PosixBatchOps) {
+  std::vector<RemoteOp> ops(4);
+  RemotePosix file;
+  file.mode = 0100644;
+  file.uid = 1;
+  file.gid = 2;
+  file.xattrs = {{"user.k", std::string("\0\xff", 2)}};
+  ops[0].kind = RemoteOp::Kind::kAddFile;
+  ops[0].path = "f";
+  ops[0].xet_hash = *Hash::FromHex(kHashA);
+  ops[0].posix = file;
+  ops[1].kind = RemoteOp::Kind::kAddDirectory;
+  ops[1].path = "d";
+  ops[1].mtime_ms = 5;
+  ops[1].posix = RemotePosix{040700, 0, 0, 0, "", {}};
+  ops[2].kind = RemoteOp::Kind::kSetMetadata;
+  ops[2].path = "l";
+  ops[2].posix = RemotePosix{0120777, 0, 0, 3, "target", {}};
+  ops[3].kind = RemoteOp::Kind::kMovePrefix;
+  ops[3].from = "a";
+  ops[3].to = "b";
+  ops[3].no_replace = true;
+  auto body = SerializeBatchOps(ops, "ns/b");
+  ASSERT_TRUE(body.ok()) << body.status().ToString();
+  const std::string expected =
+      R"({"path":"f","posix":{"gid":2,"mode":33188,"uid":1,"xattrs":{"user.k":"AP8="}},"type":"addFile","xetHash":")" +
+      kHashA + "\"}\n" +
+      R"({"mtime":5,"path":"d","posix":{"gid":0,"mode":16832,"uid":0},"type":"addDirectory"})"
+      "\n"
+      R"({"path":"l","posix":{"atime":3,"gid":0,"mode":41471,"target":"target","uid":0},"type":"setMetadata"})"
+      "\n"
+      R"({"from":"a","noReplace":true,"to":"b","type":"movePrefix"})"
+      "\n";
+  EXPECT_EQ(*body, expected);
+  // An addDirectory without posix is bare; a setMetadata without posix or with posix that
+  // breaks the rules is refused before anything is sent.
+  std::vector<RemoteOp> one(1);
+  one[0].kind = RemoteOp::Kind::kAddDirectory;
+  one[0].path = "e";
+  EXPECT_EQ(*SerializeBatchOps(one, "ns/b"), "{\"path\":\"e\",\"type\":\"addDirectory\"}\n");
+  one[0].kind = RemoteOp::Kind::kSetMetadata;
+  EXPECT_EQ(SerializeBatchOps(one, "ns/b").status().code(), Status::Code::kInvalidArgument);
+  one[0].posix = RemotePosix{0644, 0, 0, 0, "", {}};  // no type bits
+  EXPECT_EQ(SerializeBatchOps(one, "ns/b").status().code(), Status::Code::kInvalidArgument);
+  one[0].posix = RemotePosix{0100644, 0, 0, 0, "", {{"user.v", std::string(70000, 'v')}}};
+  EXPECT_EQ(SerializeBatchOps(one, "ns/b").status().code(), Status::Code::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace xet

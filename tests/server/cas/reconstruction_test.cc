@@ -304,6 +304,72 @@ TEST_F(ReconstructionSyntheticTest, V2JsonHasExactlyTheExpectedFieldsAndSignedUr
             json::parse(R"([{"chunks":{"start":4,"end":6},"bytes":{"start":400,"end":599}}])"));
 }
 
+TEST_F(ReconstructionSyntheticTest, ChunkDetailListsLengthsAndOffsets) {
+  TransferSigner s = Signer();
+  TransferUrlSigner us = UrlSigner(s);
+  // Range 150..3599: terms A[1,3) B[0,2) A[3,5) A[1,2); A's run [1,5), B's run [0,2).
+  ReconstructionPlan p = Plan(ByteRange{150, 3599});
+  const std::string plain = SerializeReconstructionV2(p, us);
+  ASSERT_TRUE(AddChunkDetail(&p, store.Lookup()).ok());
+  EXPECT_EQ(p.chunk_lengths, (std::vector<uint32_t>{200, 300, 1000, 1000, 400, 500, 200}));
+  ASSERT_EQ(p.chunk_offsets.size(), 2u);
+  // A's serialized chunk ends are 10,30,60,100,150: chunks 1..4 start at 10,30,60,100.
+  EXPECT_EQ(p.chunk_offsets[0], (std::vector<uint64_t>{10, 30, 60, 100, 150}));
+  EXPECT_EQ(p.chunk_offsets[1], (std::vector<uint64_t>{0, 100, 200}));
+  const json j = json::parse(SerializeReconstructionV2(p, us));
+  EXPECT_EQ(j["terms"][0], json::parse(R"({"hash":")" + a.ToHex() +
+                                       R"(","unpacked_length":500,"range":{"start":1,"end":3},)"
+                                       R"("chunk_lengths":[200,300]})"));
+  EXPECT_EQ(j["terms"][3]["chunk_lengths"], json::parse("[200]"));
+  EXPECT_EQ(j["xorbs"][a.ToHex()][0]["ranges"],
+            json::parse(R"([{"chunks":{"start":1,"end":5},"bytes":{"start":10,"end":149},)"
+                        R"("chunk_offsets":[10,30,60,100,150]}])"));
+  // Without detail nothing changes; the detail answer differs only by its arrays.
+  p.chunk_detail = false;
+  EXPECT_EQ(SerializeReconstructionV2(p, us), plain);
+
+  // Full file with one range per fetch: B's two runs each carry their own offsets; the
+  // streamed answer equals the built one.
+  ReconstructionPlan full = Plan(std::nullopt);
+  ASSERT_TRUE(AddChunkDetail(&full, store.Lookup()).ok());
+  ReconstructionJsonOptions one;
+  one.max_ranges_per_fetch = 1;
+  const std::string built = SerializeReconstructionV2(full, us, one);
+  const json jf = json::parse(built);
+  const json& eb = jf["xorbs"][b.ToHex()];
+  ASSERT_EQ(eb.size(), 2u);
+  EXPECT_EQ(eb[0]["ranges"][0]["chunk_offsets"], json::parse("[0,100,200]"));
+  EXPECT_EQ(eb[1]["ranges"][0]["chunk_offsets"], json::parse("[400,500,600]"));
+  size_t total_lengths = 0;
+  for (const json& t : jf["terms"]) {
+    const uint64_t n = t["range"]["end"].get<uint64_t>() - t["range"]["start"].get<uint64_t>();
+    EXPECT_EQ(t["chunk_lengths"].size(), n);
+    uint64_t sum = 0;
+    for (const json& len : t["chunk_lengths"]) sum += len.get<uint64_t>();
+    EXPECT_EQ(sum, t["unpacked_length"].get<uint64_t>());
+    total_lengths += n;
+  }
+  EXPECT_EQ(total_lengths, full.chunk_lengths.size());
+  for (size_t piece : {size_t{1}, size_t{13}, size_t{1} << 20}) {
+    std::string streamed;
+    EXPECT_TRUE(StreamReconstructionV2(
+        full, us, one,
+        [&](std::string_view bytes) {
+          streamed.append(bytes);
+          return true;
+        },
+        piece));
+    EXPECT_EQ(streamed, built) << piece;
+  }
+  // An unknown xorb or a table too short for the plan is Corruption.
+  Store partial;
+  partial.xorbs[a] = store.xorbs[a];
+  ReconstructionPlan q = Plan(std::nullopt);
+  EXPECT_EQ(AddChunkDetail(&q, partial.Lookup()).code(), Status::Code::kCorruption);
+  partial.xorbs[b] = MakeXorb(b, {1000, 1000}, {100, 100});
+  EXPECT_EQ(AddChunkDetail(&q, partial.Lookup()).code(), Status::Code::kCorruption);
+}
+
 TEST_F(ReconstructionSyntheticTest, V1JsonHasOneSingleRangeUrlPerEntry) {
   TransferSigner s = Signer();
   TransferUrlSigner us = UrlSigner(s);

@@ -162,6 +162,89 @@ TEST(BatchRequestTest, InvalidOperationsFailAlone) {
   }
 }
 
+TEST(BatchRequestTest, ParsesThePosixExtensions) {
+  const std::string zeros(64, '0');
+  const auto ops =
+      Parse(R"({"type":"addFile","path":"f","xetHash":")" + kHashA +
+            R"(","posix":{"mode":33188,"uid":1000,"gid":100,"atime":5,"xattrs":{"user.k":"dg=="}}})"
+            "\n"
+            R"({"type":"addFile","path":"l","xetHash":")" +
+            zeros +
+            R"(","posix":{"mode":41471,"uid":0,"gid":0,"target":"../x"}})"
+            "\n"
+            R"({"type":"addDirectory","path":"d","mtime":7,"posix":{"mode":16877,"uid":1,"gid":2}})"
+            "\n"
+            R"({"type":"addDirectory","path":"e"})"
+            "\n"
+            R"({"type":"setMetadata","path":"f","posix":{"mode":33261,"uid":1,"gid":2}})"
+            "\n"
+            R"({"type":"movePrefix","from":"a","to":"b","noReplace":true})"
+            "\n"
+            R"({"type":"movePrefix","from":"a","to":"c","noReplace":null})");
+  ASSERT_EQ(ops.size(), 7u);
+  for (const auto& op : ops) ASSERT_TRUE(op.op) << op.error;
+  ASSERT_TRUE(ops[0].op->posix.has_value());
+  EXPECT_EQ(ops[0].op->posix->mode, 0100644u);
+  EXPECT_EQ(ops[0].op->posix->uid, 1000u);
+  EXPECT_EQ(ops[0].op->posix->atime_ms, 5);
+  ASSERT_EQ(ops[0].op->posix->xattrs.size(), 1u);
+  EXPECT_EQ(ops[0].op->posix->xattrs[0].second, "v");
+  EXPECT_EQ(ops[1].op->posix->target, "../x");
+  EXPECT_TRUE(ops[1].op->file_hash.IsZero());
+  EXPECT_EQ(ops[2].op->kind, BucketOp::Kind::kAddDirectory);
+  EXPECT_EQ(ops[2].op->mtime_ms, 7);
+  EXPECT_TRUE(ops[2].op->posix->IsDirectory());
+  EXPECT_FALSE(ops[3].op->posix.has_value());
+  EXPECT_EQ(ops[4].op->kind, BucketOp::Kind::kSetMetadata);
+  EXPECT_EQ(ops[4].op->posix->mode, 0100755u);
+  EXPECT_TRUE(ops[5].op->no_replace);
+  EXPECT_FALSE(ops[6].op->no_replace);
+  // A file without posix has none.
+  EXPECT_FALSE(Parse(R"({"type":"addFile","path":"f","xetHash":")" + kHashA + "\"}")[0]
+                   .op->posix.has_value());
+}
+
+// Malformed posix objects and posix that does not fit the operation: the op fails alone.
+TEST(BatchRequestTest, BadPosixFailsTheOperation) {
+  const std::string zeros(64, '0');
+  const std::string add = R"({"type":"addFile","path":"a","xetHash":")" + kHashA + "\"";
+  const std::string big = std::string(90000, 'A');
+  const std::pair<std::string, std::string> cases[] = {
+      {add + R"(,"posix":5})", "must be an object"},
+      {add + R"(,"posix":{"mode":"644","uid":0,"gid":0}})", "\"mode\" must be an integer"},
+      {add + R"(,"posix":{"mode":33188,"uid":-1,"gid":0}})", "must not be negative"},
+      {add + R"(,"posix":{"mode":420,"uid":0,"gid":0}})", "type bits"},
+      {add + R"(,"posix":{"mode":24996,"uid":0,"gid":0}})", "type bits"},  // S_IFBLK
+      {add + R"(,"posix":{"mode":33188,"uid":0,"gid":0,"target":"x"}})", "only for symbolic links"},
+      {add + R"(,"posix":{"mode":33188,"uid":0,"gid":0,"xattrs":{"user.v":")" + big + "\"}}}",
+       "larger than 65536"},
+      {add + R"(,"posix":{"mode":33188,"uid":0,"gid":0,"xattrs":{"user.v":"%%%%"}}})",
+       "not padded base64"},
+      {add + R"(,"posix":{"mode":16877,"uid":0,"gid":0}})", "use addDirectory"},
+      {add + R"(,"posix":{"mode":41471,"uid":0,"gid":0,"target":"t"}})",
+       "\"xetHash\" must be the empty file's"},
+      {R"({"type":"addFile","path":"a","xetHash":")" + zeros +
+           R"(","posix":{"mode":41471,"uid":0,"gid":0}})",
+       "needs a \"target\""},
+      {R"({"type":"addDirectory","path":"d","posix":{"mode":33188,"uid":0,"gid":0}})",
+       "must be a directory's"},
+      {R"({"type":"addDirectory","path":"d/"})", "end with '/'"},
+      {R"({"type":"addDirectory"})", "missing \"path\""},
+      {R"({"type":"setMetadata","path":"d"})", "missing \"posix\""},
+      {R"({"type":"setMetadata","path":"d","posix":null})", "missing \"posix\""},
+      {R"({"type":"setMetadata","path":"d","mtime":"x","posix":{"mode":16877,"uid":0,"gid":0}})",
+       "\"mtime\" must be a number"},
+      {R"({"type":"movePrefix","from":"a","to":"b","noReplace":"yes"})",
+       "\"noReplace\" must be true or false"},
+  };
+  for (const auto& [line, want] : cases) {
+    const auto ops = Parse(line);
+    ASSERT_EQ(ops.size(), 1u) << line;
+    EXPECT_FALSE(ops[0].op) << line;
+    EXPECT_NE(ops[0].error.find(want), std::string::npos) << line << " -> " << ops[0].error;
+  }
+}
+
 TEST(BatchRequestTest, OverlapRulesOfPrefixOperations) {
   const auto ops = Parse(R"({"type":"movePrefix","from":"data","to":"data2"})"
                          "\n"
@@ -240,7 +323,7 @@ TEST(BatchRequestTest, AnOverlongLineFailsTheBodyBeforeItIsParsed) {
                              "ns/self");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
-  EXPECT_NE(r.status().message().find("line 2 is longer than 65536 bytes"), std::string::npos)
+  EXPECT_NE(r.status().message().find("line 2 is longer than 262144 bytes"), std::string::npos)
       << r.status().message();
 }
 

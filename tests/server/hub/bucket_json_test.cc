@@ -92,6 +92,55 @@ TEST(BucketJsonTest, TreePage) {
   EXPECT_EQ(BucketTreePageJson(std::vector<BucketTreeItem>{}), "[]");
 }
 
+TEST(BucketJsonTest, PosixAndDirectoryEntries) {
+  PosixMetadata fp;
+  fp.mode = 0100640;
+  fp.uid = 5;
+  fp.gid = 6;
+  fp.xattrs = {{"user.k", std::string("\0\xff", 2)}};
+  BucketEntry f;
+  f.path = "d/f";
+  f.file_hash = H('a');
+  f.size = 3;
+  f.mtime_ms = 1000;
+  f.uploaded_at_ms = 2000;
+  f.posix = fp;
+  BucketEntry d;
+  d.path = "d";
+  d.is_directory = true;
+  d.uploaded_at_ms = 1700000000123;
+  PosixMetadata dp;
+  dp.mode = 040755;
+  d.posix = dp;
+  const json files = json::parse(BucketFilesJson(std::vector<BucketEntry>{d, f}));
+  EXPECT_EQ(files, json::parse(R"([
+    {"type":"directory","path":"d","mtime":"2023-11-14T22:13:20.123Z",
+     "posix":{"mode":16877,"uid":0,"gid":0}},
+    {"type":"file","path":"d/f","size":3,"xetHash":")" +
+                               std::string(64, 'a') + R"(",
+     "mtime":"1970-01-01T00:00:01.000Z","uploadedAt":"1970-01-01T00:00:02.000Z",
+     "posix":{"mode":33184,"uid":5,"gid":6,"xattrs":{"user.k":"AP8="}}}])"));
+  // Listing items: an implied directory stays {"type","path"}; an explicit one has its
+  // entry's mtime and posix.
+  std::vector<BucketTreeItem> items(3);
+  items[0].is_directory = true;
+  items[0].path = "implied";
+  items[1].is_directory = true;
+  items[1].path = "d";
+  items[1].entry = d;
+  items[2].path = "d/f";
+  items[2].entry = f;
+  const json page = json::parse(BucketTreePageJson(items));
+  EXPECT_EQ(page[0], json::parse(R"({"type":"directory","path":"implied"})"));
+  EXPECT_EQ(page[1], files[0]);
+  EXPECT_EQ(page[2], files[1]);
+  // A generation only on the one-bucket answer.
+  BucketRecord b;
+  b.generation = 42;
+  EXPECT_FALSE(BucketInfoJson(b).contains("generation"));
+  EXPECT_EQ(BucketDetailJson(b)["generation"], 42);
+}
+
 TEST(BucketJsonTest, BatchAnswer) {
   EXPECT_EQ(json::parse(BatchAnswerJson(3, 3, {})),
             json::parse(R"({"success":true,"processed":3,"succeeded":3,"failed":[]})"));

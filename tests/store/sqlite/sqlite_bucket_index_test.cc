@@ -51,5 +51,38 @@ TEST_F(SqliteBucketIndexTest, AVersion1DatabaseGainsBuckets) {
   EXPECT_EQ(Entries("ns", "b").size(), 1u);
 }
 
+TEST_F(SqliteBucketIndexTest, AVersion2DatabaseGainsPosixMetadata) {
+  Create("ns", "b");
+  Upload("ns/b", {1, 2});
+  ApplyOk("ns/b", {Add("d/x", 1), Add("y", 2, 77)});
+  index_.reset();
+  {  // Turn the database back into what a version-2 binary left behind.
+    auto db = SqliteDb::Open(db_path(), false, 5000);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)
+                    ->Exec("ALTER TABLE buckets DROP COLUMN generation; "
+                           "ALTER TABLE bucket_entries DROP COLUMN kind; "
+                           "ALTER TABLE bucket_entries DROP COLUMN posix; "
+                           "UPDATE schema_version SET version = 2")
+                    .ok());
+  }
+  Reopen();
+  auto b = index_->GetBucket("ns", "b");
+  ASSERT_TRUE(b.ok() && b->has_value());
+  EXPECT_EQ((*b)->generation, 0u);
+  EXPECT_EQ((*b)->total_files, 2u);
+  auto y = index_->GetBucketEntry("ns", "b", "y");
+  ASSERT_TRUE(y.ok() && y->has_value());
+  EXPECT_EQ((*y)->mtime_ms, 77);
+  EXPECT_FALSE((*y)->posix.has_value());
+  EXPECT_FALSE((*y)->is_directory);
+  BucketOp dir;
+  dir.kind = Kind::kAddDirectory;
+  dir.path = "d";
+  ApplyOk("ns/b", {dir});
+  EXPECT_EQ((**index_->GetBucket("ns", "b")).generation, 1u);
+  EXPECT_TRUE((**index_->GetBucketEntry("ns", "b", "d")).is_directory);
+}
+
 }  // namespace
 }  // namespace xet::testing::bucket_test

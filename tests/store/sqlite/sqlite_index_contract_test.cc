@@ -11,5 +11,7 @@ INSTANTIATE_TEST_SUITE_P(Sqlite, IndexContract, ::testing::Values(SqliteIndexBac
                          IndexBackendName);
 INSTANTIATE_TEST_SUITE_P(Sqlite, BucketIndexContract, ::testing::Values(SqliteIndexBackend()),
                          IndexBackendName);
+INSTANTIATE_TEST_SUITE_P(Sqlite, BucketPosixContract, ::testing::Values(SqliteIndexBackend()),
+                         IndexBackendName);
 
 }  // namespace xet::testing
