@@ -1,7 +1,7 @@
 // RangeReader against a real `xetstore serve`: random and sequential reads compared with
 // the file's bytes, one reconstruction request for many reads, concurrent streams, files
-// of many terms and ranges, the on-disk chunk cache, and chunk-exact fetches when the
-// server sends chunk detail.
+// of many terms and ranges, the on-disk chunk cache, and chunk-exact fetches (the server
+// sends chunk detail).
 #include "client/download/range_reader.h"
 
 #include <gtest/gtest.h>
@@ -46,7 +46,7 @@ class RangeReaderServerTest : public ::testing::Test {
     ASSERT_TRUE(registered.ok()) << registered.status().ToString();
   }
 
-  // Whether the server answers with chunk detail (a server without it ignores the query).
+  // Whether the server answers with chunk detail.
   bool ServerSendsDetail(const Hash& file) {
     auto r = cas_->GetReconstruction(file, std::nullopt, true);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
@@ -183,12 +183,52 @@ TEST_F(RangeReaderServerTest, SmallReadsFetchOnlyTheirChunksWithDetail) {
     const uint64_t off = rng() % a.size;
     ASSERT_EQ(Read(*s, off, 4096), Slice(data, off, 4096));
   }
-  if (!ServerSendsDetail(a.file_hash)) {
-    GTEST_SKIP() << "the server sends no chunk detail: whole ranges were fetched";
-  }
+  ASSERT_TRUE(ServerSendsDetail(a.file_hash));
   // 20 reads of at most two chunks each (chunks are at most 128 KiB, incompressible here).
   EXPECT_LE(reader.stats().fetched_bytes, 20u * 2 * (128u << 10) + 20u * 2 * 16);
   EXPECT_LE(reader.stats().fetches, 20u);
+}
+
+// A client of a server without chunk detail: the answers as such a server sends them.
+class NoDetailSource final : public RangeSource {
+ public:
+  explicit NoDetailSource(CasClient& cas) : cas_(cas) {}
+  Result<Reconstruction> Reconstruct(const Hash& file) override {
+    return cas_.GetReconstruction(file, std::nullopt, /*chunk_detail=*/false);
+  }
+  Status StreamRange(const FetchEntry& entry, size_t range,
+                     const std::function<Status(std::span<const uint8_t>)>& on_bytes) override {
+    return cas_.StreamRange(entry, range, on_bytes);
+  }
+
+ private:
+  CasClient& cas_;
+};
+
+TEST_F(RangeReaderServerTest, WithoutChunkDetailWholeRangesServeTheReads) {
+  std::vector<uint8_t> base_data, sparse_data;
+  const UploadArtifacts base = testing::PrepareInterleavedUpload(200, 7000, 8, &base_data);
+  UploadAll(base);
+  const UploadArtifacts sparse = testing::PrepareSparseFile(base, base_data, 4, &sparse_data);
+  UploadAll(sparse);
+  RangeReader reader(std::make_unique<NoDetailSource>(*cas_), RangeReaderOptions{});
+  for (const auto& [f, data] : {std::pair{&base, &base_data}, std::pair{&sparse, &sparse_data}}) {
+    auto s = reader.Open(f->file_hash, f->size);
+    std::mt19937_64 rng(17);
+    for (int i = 0; i < 80; ++i) {
+      const uint64_t off = rng() % f->size;
+      const size_t n = 1 + rng() % 30000;
+      ASSERT_EQ(Read(*s, off, n), Slice(*data, off, n)) << off << "+" << n;
+    }
+    auto seq = reader.Open(f->file_hash, f->size);
+    std::vector<uint8_t> all;
+    for (uint64_t off = 0; off < f->size; off += 100'000) {
+      auto got = Read(*seq, off, 100'000);
+      all.insert(all.end(), got.begin(), got.end());
+    }
+    EXPECT_TRUE(all == *data);
+  }
+  EXPECT_EQ(reader.reconstruction_requests(), 2u);
 }
 
 TEST_F(RangeReaderServerTest, UnknownFileIsNotFound) {
