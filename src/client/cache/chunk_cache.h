@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <tuple>
@@ -129,11 +130,16 @@ class ChunkCache {
   std::string PathOf(const Key& k) const;
   void EvictLocked() REQUIRES(mu_);
   void EraseLocked(const Key& k) REQUIRES(mu_);
+  // Sets a slot's access time, keeping by_access_ in step.
+  void TouchLocked(const Key& k, Slot& slot, uint64_t when) REQUIRES(mu_);
 
   const std::string dir_;
   const uint64_t max_bytes_;
   mutable Mutex mu_;
   std::map<Key, Slot> slots_ GUARDED_BY(mu_);
+  // (last access, key) of every slot, oldest first: eviction without a scan (a ranged
+  // reader stores many small entries).
+  std::set<std::pair<uint64_t, Key>> by_access_ GUARDED_BY(mu_);
   uint64_t total_ GUARDED_BY(mu_) = 0;
   uint64_t tmp_counter_ GUARDED_BY(mu_) = 0;
 };
