@@ -269,10 +269,10 @@ Status RangeReader::Impl::FetchRun(const FilePlan& plan, const FilePlan::Run& ru
       const auto cover = disk_->FindCovering(xorb, c);
       if (!cover) break;
       if (!run.exact && (cover->first > run.first || cover->second < run.end)) break;
-      if (!LoadFromDisk(xorb, cover->first, cover->second, c, cover->second, claims, on_chunk)) {
-        break;
-      }
-      c = cover->second;
+      // Only the run's chunks: an entry may be far larger (a whole range a download stored).
+      const uint32_t to = std::min(cover->second, run.end);
+      if (!LoadFromDisk(xorb, cover->first, cover->second, c, to, claims, on_chunk)) break;
+      c = to;
     }
   }
   if (c >= run.end) return Status::Ok();

@@ -14,8 +14,10 @@
 #include <tuple>
 #include <vector>
 
+#include "client/cache/chunk_cache.h"
 #include "common/mutex.h"
 #include "format/compression.h"
+#include "format/keyed_hash.h"
 #include "format/xorb.h"
 #include "support/temp_dir.h"
 
@@ -435,6 +437,31 @@ TEST_P(RangeReaderTest, DiskCacheServesAnotherReader) {
   }
   EXPECT_EQ(again.stats().fetches, 0u);
   EXPECT_GT(again.stats().disk_chunks, 0u);
+}
+
+TEST_P(RangeReaderTest, ReadsTakeOnlyTheirChunksFromALargeCacheEntry) {
+  // An entry for all of A's chunks, as a whole-file download stores it.
+  testing::TempDir dir;
+  {
+    auto cache = ChunkCache::Open(dir.path() + "/cache", 1 << 30);
+    ASSERT_TRUE(cache.ok());
+    std::vector<ChunkInfo> infos;
+    for (const auto& c : a_.chunks) infos.push_back({ChunkHash(c), c.size()});
+    ASSERT_TRUE((*cache)->Put(a_.hash, 0, 40, a_.bytes, infos).ok());
+  }
+  RangeReaderOptions o;
+  o.chunk_cache_dir = dir.path() + "/cache";
+  RangeReader& reader = Reader(o);
+  auto s = reader.Open(other_.hash, other_.data.size());  // A[10,40)
+  const uint64_t off = other_.data.size() / 2;
+  ASSERT_EQ(ReadOf(*s, off, 3), Expected(other_, off, 3));
+  EXPECT_EQ(reader.stats().fetches, 0u);
+  // With detail only the chunk read is decoded; without, its whole range.
+  if (detail()) {
+    EXPECT_EQ(reader.stats().disk_chunks, 1u);
+  } else {
+    EXPECT_EQ(reader.stats().disk_chunks, 30u);
+  }
 }
 
 TEST_P(RangeReaderTest, MalformedAnswersAndDataAreCorruption) {
