@@ -175,7 +175,7 @@ class FakeSource final : public RangeSource {
 
   std::atomic<int> reconstructions{0};
   std::function<void(Reconstruction&)> mutate;
-  bool damage = false;
+  std::atomic<bool> damage{false};
 
  private:
   std::map<std::string, const FakeXorb*> xorbs_;
