@@ -105,7 +105,10 @@ Result<std::unique_ptr<ChunkCache>> ChunkCache::Open(const std::string& dir, uin
       }
       const uint64_t t = static_cast<uint64_t>(st.st_mtim.tv_sec) * 1000000000ull +
                          static_cast<uint64_t>(st.st_mtim.tv_nsec);
-      cache->slots_[{x, s, en}] = Slot{static_cast<uint64_t>(st.st_size), t};
+      const Key key{x, s, en};
+      Slot& slot = cache->slots_[key];
+      slot.bytes = static_cast<uint64_t>(st.st_size);
+      cache->TouchLocked(key, slot, t);
       cache->total_ += static_cast<uint64_t>(st.st_size);
     }
   }
@@ -150,7 +153,7 @@ std::unique_ptr<ChunkCache::Reader> ChunkCache::OpenEntry(const Hash& xorb, uint
     MutexLock lock(mu_);
     auto it = slots_.find(key);
     if (it == slots_.end()) return nullptr;
-    it->second.last_access = NowNs();
+    TouchLocked(key, it->second, NowNs());
   }
   const std::string path = PathOf(key);
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -307,7 +310,8 @@ Status ChunkCache::Writer::Commit(std::span<const ChunkInfo> chunks) {
   MutexLock lock(cache_->mu_);
   auto [it, inserted] = cache_->slots_.try_emplace(key_);
   if (!inserted) cache_->total_ -= it->second.bytes;
-  it->second = Slot{total, NowNs()};
+  it->second.bytes = total;
+  cache_->TouchLocked(key_, it->second, NowNs());
   cache_->total_ += total;
   cache_->EvictLocked();
   return Status::Ok();
@@ -324,18 +328,36 @@ void ChunkCache::EraseLocked(const Key& k) {
   // `k` may be the erased slot's own key (EvictLocked passes it): use it before the erase.
   ::unlink(PathOf(k).c_str());
   total_ -= it->second.bytes;
+  by_access_.erase({it->second.last_access, it->first});
   slots_.erase(it);
 }
 
+void ChunkCache::TouchLocked(const Key& k, Slot& slot, uint64_t when) {
+  by_access_.erase({slot.last_access, k});
+  slot.last_access = when;
+  by_access_.insert({when, k});
+}
+
 void ChunkCache::EvictLocked() {
-  // Oldest access first. Linear scans: evictions are rare next to reads and writes.
-  while (total_ > max_bytes_ && !slots_.empty()) {
-    auto oldest = slots_.begin();
-    for (auto it = slots_.begin(); it != slots_.end(); ++it) {
-      if (it->second.last_access < oldest->second.last_access) oldest = it;
-    }
-    EraseLocked(oldest->first);
+  while (total_ > max_bytes_ && !by_access_.empty()) {
+    const Key oldest = by_access_.begin()->second;  // a copy: EraseLocked drops the entry
+    EraseLocked(oldest);
   }
+}
+
+std::optional<std::pair<uint32_t, uint32_t>> ChunkCache::FindCovering(const Hash& xorb,
+                                                                      uint32_t chunk) {
+  constexpr int kMaxLooks = 64;
+  MutexLock lock(mu_);
+  // Entries of `xorb` starting at or before `chunk`, latest start first.
+  auto it = slots_.upper_bound(Key{xorb, chunk, UINT32_MAX});
+  for (int looks = 0; looks < kMaxLooks && it != slots_.begin(); ++looks) {
+    --it;
+    const auto& [x, start, end] = it->first;
+    if (x != xorb) break;
+    if (start <= chunk && chunk < end) return std::make_pair(start, end);
+  }
+  return std::nullopt;
 }
 
 uint64_t ChunkCache::size_bytes() const {

@@ -15,9 +15,11 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "common/mutex.h"
@@ -111,6 +113,11 @@ class ChunkCache {
   Result<std::unique_ptr<Writer>> StartPut(const Hash& xorb, uint32_t chunk_start,
                                            uint32_t chunk_end, uint64_t records_bytes);
 
+  // The range [start, end) of an entry of `xorb` holding chunk `chunk`, or nullopt. Ranged
+  // readers store and look up entries for runs of chunks that need not match exactly.
+  // Looks at a bounded number of entries starting at or before `chunk`.
+  std::optional<std::pair<uint32_t, uint32_t>> FindCovering(const Hash& xorb, uint32_t chunk);
+
   uint64_t size_bytes() const;
   size_t num_entries() const;
 
@@ -123,11 +130,16 @@ class ChunkCache {
   std::string PathOf(const Key& k) const;
   void EvictLocked() REQUIRES(mu_);
   void EraseLocked(const Key& k) REQUIRES(mu_);
+  // Sets a slot's access time, keeping by_access_ in step.
+  void TouchLocked(const Key& k, Slot& slot, uint64_t when) REQUIRES(mu_);
 
   const std::string dir_;
   const uint64_t max_bytes_;
   mutable Mutex mu_;
   std::map<Key, Slot> slots_ GUARDED_BY(mu_);
+  // (last access, key) of every slot, oldest first: eviction without a scan (a ranged
+  // reader stores many small entries).
+  std::set<std::pair<uint64_t, Key>> by_access_ GUARDED_BY(mu_);
   uint64_t total_ GUARDED_BY(mu_) = 0;
   uint64_t tmp_counter_ GUARDED_BY(mu_) = 0;
 };

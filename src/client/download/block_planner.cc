@@ -21,14 +21,25 @@ std::vector<ByteSpan> SplitBlocks(uint64_t first, uint64_t last, uint64_t block_
   return out;
 }
 
+std::optional<RangeAt> FindCoveringRange(const std::vector<FetchEntry>& entries,
+                                         uint32_t chunk_start, uint32_t chunk_end) {
+  for (size_t e = 0; e < entries.size(); ++e) {
+    const auto& ranges = entries[e].ranges;
+    // Ranges ascend: the last one starting at or before the first chunk.
+    auto r = std::upper_bound(ranges.begin(), ranges.end(), chunk_start,
+                              [](uint32_t v, const FetchRange& fr) { return v < fr.chunk_start; });
+    if (r == ranges.begin()) continue;
+    --r;
+    if (r->chunk_start <= chunk_start && chunk_end <= r->chunk_end) {
+      return RangeAt{static_cast<uint32_t>(e), static_cast<uint32_t>(r - ranges.begin())};
+    }
+  }
+  return std::nullopt;
+}
+
 namespace {
 
 Status Bad(const std::string& what) { return Status::Corruption("reconstruction answer: " + what); }
-
-// Where a term's chunks are served from: fetch entry `entry`, range `range` of its xorb.
-struct RangeAt {
-  uint32_t entry = 0, range = 0;
-};
 
 // The fetch ranges of an answer: checked, found by xorb hash, and numbered densely so that
 // each one in use gets exactly one RangeRef.
@@ -88,23 +99,6 @@ class FetchRangeTable {
   std::vector<int64_t> ref_of_;
 };
 
-// The first fetch entry with a range holding all of `t`'s chunks, or nullopt.
-std::optional<RangeAt> FindCoveringRange(const std::vector<FetchEntry>& entries,
-                                         const ReconTerm& t) {
-  for (size_t e = 0; e < entries.size(); ++e) {
-    const auto& ranges = entries[e].ranges;
-    // Ranges ascend: the last one starting at or before the term's first chunk.
-    auto r = std::upper_bound(ranges.begin(), ranges.end(), t.chunk_start,
-                              [](uint32_t v, const FetchRange& fr) { return v < fr.chunk_start; });
-    if (r == ranges.begin()) continue;
-    --r;
-    if (r->chunk_start <= t.chunk_start && t.chunk_end <= r->chunk_end) {
-      return RangeAt{static_cast<uint32_t>(e), static_cast<uint32_t>(r - ranges.begin())};
-    }
-  }
-  return std::nullopt;
-}
-
 // Maps each term of `recon` to its fetch range and places its bytes in `plan.span`.
 Status PlaceTerms(const Reconstruction& recon, FetchRangeTable& table, BlockPlan& plan) {
   const ByteSpan& span = plan.span;
@@ -127,7 +121,7 @@ Status PlaceTerms(const Reconstruction& recon, FetchRangeTable& table, BlockPlan
                  " without a fetch entry");
     }
     const auto& entries = recon.xorbs[*x].second;
-    const std::optional<RangeAt> at = FindCoveringRange(entries, t);
+    const std::optional<RangeAt> at = FindCoveringRange(entries, t.chunk_start, t.chunk_end);
     if (!at) {
       return Bad("no fetch range covers chunks " + std::to_string(t.chunk_start) + ".." +
                  std::to_string(t.chunk_end) + " of xorb " + t.xorb_hash.ToHex());

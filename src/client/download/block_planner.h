@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "client/cas/cas_client.h"
@@ -22,6 +23,15 @@ struct ByteSpan {
 // Cuts [first, last] into consecutive spans of `block_bytes` (the last one shorter), aligned
 // to multiples of block_bytes from `first`. block_bytes 0 is treated as 1.
 std::vector<ByteSpan> SplitBlocks(uint64_t first, uint64_t last, uint64_t block_bytes);
+
+// Where a run of a xorb's chunks is served from: range `range` of fetch entry `entry`.
+struct RangeAt {
+  uint32_t entry = 0, range = 0;
+};
+// The first fetch entry of `entries` (one xorb's, ranges ascending) with a range holding all
+// of chunks [chunk_start, chunk_end), or nullopt.
+std::optional<RangeAt> FindCoveringRange(const std::vector<FetchEntry>& entries,
+                                         uint32_t chunk_start, uint32_t chunk_end);
 
 // Where one term of a block's reconstruction comes from and where its bytes go.
 struct TermPlacement {

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <string>
 
-#include "format/compression.h"
-
 namespace xet {
 namespace {
 
@@ -49,6 +47,28 @@ Status ParseChunkRecords(std::span<const uint8_t> bytes, uint32_t num_chunks,
                               " bytes after its " + std::to_string(num_chunks) + " chunks");
   }
   return Status::Ok();
+}
+
+Result<std::span<const uint8_t>> DecodeChunkRecord(ChunkCodec& codec, uint32_t index,
+                                                   const ChunkRecord& r,
+                                                   std::span<const uint8_t> payload,
+                                                   std::span<uint8_t> scratch) {
+  const auto scheme = static_cast<CompressionScheme>(r.scheme);
+  if (scheme == CompressionScheme::kNone) {
+    if (payload.size() != r.usize) {
+      return Status::Corruption("fetched range: stored chunk " + std::to_string(index) +
+                                " has mismatched sizes");
+    }
+    return payload;
+  }
+  if (scratch.size() < r.usize) return Status::Internal("DecodeChunkRecord: scratch too small");
+  const std::span<uint8_t> dst = scratch.first(r.usize);
+  Status st = codec.Decompress(scheme, payload, dst);
+  if (!st.ok()) {
+    return Status::Corruption("fetched range: chunk " + std::to_string(index) + ": " +
+                              st.message());
+  }
+  return std::span<const uint8_t>(dst);
 }
 
 void ChunkRecordStream::Reset(uint32_t num_chunks, uint64_t range_bytes) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "format/compression.h"
 #include "format/xorb.h"
 
 namespace xet {
@@ -31,6 +32,14 @@ struct ChunkRecord {
 // `records` (cleared first). Corruption naming the record and offset otherwise.
 Status ParseChunkRecords(std::span<const uint8_t> bytes, uint32_t num_chunks,
                          std::vector<ChunkRecord>* records);
+
+// The uncompressed bytes of chunk `index`'s checked record `r`: `payload` itself for a
+// stored chunk, else its payload decompressed into `scratch` (at least r.usize bytes).
+// Corruption naming the chunk when the payload does not decode to exactly r.usize bytes.
+Result<std::span<const uint8_t>> DecodeChunkRecord(ChunkCodec& codec, uint32_t index,
+                                                   const ChunkRecord& r,
+                                                   std::span<const uint8_t> payload,
+                                                   std::span<uint8_t> scratch);
 
 // Reassembles the records of a range of known length from pieces, in order. A record
 // split across pieces is copied (one record at most, its payload bounded by

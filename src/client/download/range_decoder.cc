@@ -47,16 +47,8 @@ Status RangeDecoder::Chunk(uint32_t i, const ChunkRecord& r, std::span<const uin
   while (next_term_ < ref_terms.size() && terms[ref_terms[order_[next_term_]]].chunk_offset <= i) {
     active_.push_back(order_[next_term_++]);
   }
-  const auto scheme = static_cast<CompressionScheme>(r.scheme);
-  std::span<const uint8_t> data = payload;
-  if (scheme != CompressionScheme::kNone) {
-    const std::span<uint8_t> dst(chunk_.data(), r.usize);
-    Status st = codec_.Decompress(scheme, payload, dst);
-    if (!st.ok()) {
-      return Status::Corruption("fetched range: chunk " + std::to_string(i) + ": " + st.message());
-    }
-    data = dst;
-  }
+  XET_ASSIGN_OR_RETURN(const std::span<const uint8_t> data,
+                       DecodeChunkRecord(codec_, i, r, payload, chunk_));
   if (hash_) {
     infos_.push_back({ChunkHash(data), data.size()});
     if (expected_ != nullptr && (*expected_)[i] != infos_.back()) {

@@ -87,6 +87,44 @@ TEST(ChunkCache, EvictsLeastRecentlyUsedBeyondTheBound) {
   EXPECT_EQ((*small)->num_entries(), 1u);
 }
 
+TEST(ChunkCache, FindCoveringNamesAnEntryHoldingTheChunk) {
+  testing::TempDir dir;
+  auto c = ChunkCache::Open(dir.path(), 1 << 20);
+  ASSERT_TRUE(c.ok());
+  const auto rec = Bytes(100, 4);
+  const std::vector<ChunkInfo> two{{H(10), 50}, {H(11), 50}};
+  const std::vector<ChunkInfo> one{{H(10), 100}};
+  ASSERT_TRUE((*c)->Put(H(1), 4, 6, rec, two).ok());
+  ASSERT_TRUE((*c)->Put(H(1), 10, 11, rec, one).ok());
+  ASSERT_TRUE((*c)->Put(H(2), 0, 2, rec, two).ok());
+  using Range = std::optional<std::pair<uint32_t, uint32_t>>;
+  EXPECT_EQ((*c)->FindCovering(H(1), 4), Range(std::make_pair(4u, 6u)));
+  EXPECT_EQ((*c)->FindCovering(H(1), 5), Range(std::make_pair(4u, 6u)));
+  EXPECT_EQ((*c)->FindCovering(H(1), 6), std::nullopt);
+  EXPECT_EQ((*c)->FindCovering(H(1), 3), std::nullopt);
+  EXPECT_EQ((*c)->FindCovering(H(1), 10), Range(std::make_pair(10u, 11u)));
+  EXPECT_EQ((*c)->FindCovering(H(1), 0), std::nullopt);  // H(2)'s entry is another xorb's
+  EXPECT_EQ((*c)->FindCovering(H(2), 1), Range(std::make_pair(0u, 2u)));
+  EXPECT_EQ((*c)->FindCovering(H(3), 1), std::nullopt);
+}
+
+TEST(ChunkCache, EvictsInAccessOrderAmongManyEntries) {
+  testing::TempDir dir;
+  const auto rec = Bytes(100, 5);
+  const std::vector<ChunkInfo> one{{H(10), 100}};
+  const uint64_t entry = 24 + 40 + 100;
+  auto c = ChunkCache::Open(dir.path(), 500 * entry);
+  ASSERT_TRUE(c.ok());
+  for (uint32_t i = 0; i < 500; ++i) ASSERT_TRUE((*c)->Put(H(1), i, i + 1, rec, one).ok());
+  for (uint32_t i = 0; i < 500; i += 2) ASSERT_NE((*c)->OpenEntry(H(1), i, i + 1), nullptr);
+  // 250 more entries push out the 250 least recently used: the odd ones.
+  for (uint32_t i = 500; i < 750; ++i) ASSERT_TRUE((*c)->Put(H(1), i, i + 1, rec, one).ok());
+  EXPECT_EQ((*c)->num_entries(), 500u);
+  for (uint32_t i = 0; i < 500; ++i) {
+    EXPECT_EQ((*c)->FindCovering(H(1), i).has_value(), i % 2 == 0) << i;
+  }
+}
+
 TEST(ChunkCache, DamagedEntriesAreDropped) {
   testing::TempDir dir;
   const auto rec = Bytes(1000, 4);
