@@ -14,11 +14,10 @@
 #include "cli/output.h"
 #include "cli/remote_failure.h"
 #include "client/bucket_transfer/remote_connection.h"
-#include "client/download/downloader.h"
 #include "format/sha256.h"
 #include "mount/bucket_fs.h"
-#include "mount/downloader_content.h"
 #include "mount/fuse_mount.h"
+#include "mount/range_reader_content.h"
 #include "protocol/bucket_path.h"
 
 namespace xet::cli {
@@ -171,10 +170,12 @@ int RunMount(RemoteOptions remote, MountArgs args) {
   RemoteConnection conn(options.remote);
   auto read_cas = conn.OpenCas(options.bucket_id, /*write=*/false);
   if (!read_cas.ok()) return ReportRemoteFailure(read_cas.status(), conn.endpoint());
-  DownloadOptions download;
-  download.chunk_cache_dir = options.remote.chunk_cache_dir;
-  download.chunk_cache_bytes = options.read_cache_bytes;
-  DownloaderContent content((*read_cas)->client(), download);
+  RangeReaderOptions reading;
+  reading.chunk_cache_dir = options.remote.chunk_cache_dir;
+  reading.chunk_cache_bytes = options.read_cache_bytes;
+  reading.memory_bytes = options.read_memory_bytes;
+  RangeReaderContent content((*read_cas)->client(), reading);
+  if (Status st = content.status(); !st.ok()) return ReportLocalFailure(st);
   BucketFs fs(options, conn, content);
   if (!args.daemon) {
     std::fprintf(stderr, "xetstore: mounted %s at %s (Ctrl-C or `xetstore unmount %s` to stop)\n",

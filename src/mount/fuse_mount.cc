@@ -67,12 +67,19 @@ double TtlSeconds(fuse_req_t req) {
   return static_cast<double>(Fs(req).options().metadata_ttl_ms) / 1000.0;
 }
 
+// How long the kernel may keep a node's attributes. Not at all for files: their size must
+// be asked again at each open, or an open after another client's change would read the new
+// content cut to the old size (the mount's own metadata cache still answers within its TTL).
+double AttrSeconds(fuse_req_t req, const NodeAttr& attr) {
+  return attr.kind == NodeKind::kFile ? 0.0 : TtlSeconds(req);
+}
+
 void ReplyEntry(fuse_req_t req, Ino ino, const NodeAttr& attr) {
   fuse_entry_param e{};
   e.ino = ino;
   e.generation = 1;
   e.attr = ToStat(ino, attr);
-  e.attr_timeout = TtlSeconds(req);
+  e.attr_timeout = AttrSeconds(req, attr);
   e.entry_timeout = TtlSeconds(req);
   fuse_reply_entry(req, &e);
 }
@@ -127,7 +134,7 @@ void OnGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
     return;
   }
   struct stat st = ToStat(ino, attr);
-  fuse_reply_attr(req, &st, TtlSeconds(req));
+  fuse_reply_attr(req, &st, AttrSeconds(req, attr));
 }
 
 void OnSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* in, int to_set, fuse_file_info* fi) {
@@ -155,7 +162,7 @@ void OnSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* in, int to_set, fuse
     return;
   }
   struct stat st = ToStat(ino, attr);
-  fuse_reply_attr(req, &st, TtlSeconds(req));
+  fuse_reply_attr(req, &st, AttrSeconds(req, attr));
 }
 
 void OnReadlink(fuse_req_t req, fuse_ino_t ino) {
@@ -251,7 +258,7 @@ void OnCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   e.ino = ino;
   e.generation = 1;
   e.attr = ToStat(ino, attr);
-  e.attr_timeout = TtlSeconds(req);
+  e.attr_timeout = AttrSeconds(req, attr);
   e.entry_timeout = TtlSeconds(req);
   fuse_reply_create(req, &e, fi);
 }
