@@ -195,8 +195,10 @@ int BucketFs::PreserveOpenContent(Ino parent, const std::string& name) {
   if (!st) return 0;
   MutexLock lock(st->mu);
   if (int err = EnsureStaged(*st); err != 0) return err;
-  Status s = st->staged->FetchAll(
-      [&](uint64_t off, std::span<uint8_t> buf) { return ReadBase(*st, off, buf); });
+  Status s = st->staged->FetchAll([&](uint64_t off, std::span<uint8_t> buf) {
+    st->mu.AssertHeld();  // called by FetchAll under the lock
+    return ReadBase(*st, off, buf);
+  });
   return s.ok() ? 0 : ToErrno(s, "keeping an unlinked open file");
 }
 

@@ -74,6 +74,7 @@ void BucketFs::Unpin(const std::shared_ptr<FileState>& st) {
 }
 
 int BucketFs::EnsureStaged(FileState& st) {
+  st.mu.AssertHeld();
   if (st.staged) return 0;
   if (options_.read_only) return EROFS;
   auto staged = StagedFile::Create(options_.staging_dir, st.base_size);
@@ -85,6 +86,7 @@ int BucketFs::EnsureStaged(FileState& st) {
 }
 
 Status BucketFs::ReadBase(FileState& st, uint64_t offset, std::span<uint8_t> out) {
+  st.mu.AssertHeld();
   if (!st.base_stream) st.base_stream = content_.Open(st.base_hash, st.base_size);
   size_t done = 0;
   while (done < out.size()) {
@@ -218,6 +220,7 @@ int BucketFs::Read(uint64_t fh, uint64_t offset, std::span<uint8_t> out, size_t*
     MutexLock lock(st.mu);
     if (st.staged) {
       auto r = st.staged->Read(offset, out, [&](uint64_t off, std::span<uint8_t> buf) {
+        st.mu.AssertHeld();  // called by Read under the lock
         return ReadBase(st, off, buf);
       });
       if (!r.ok()) return ToErrno(r.status(), "reading");
