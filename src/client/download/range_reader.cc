@@ -352,6 +352,11 @@ Result<ChunkPtr> RangeReader::Impl::Resolve(const FilePlan& plan, const FilePlan
     if (claims.Claim(xorb, c)) {
       const FilePlan::Run run =
           t.exact() ? plan.RunFor(t, c, c + 1) : plan.RunFor(t, t.chunk_start, t.chunk_end);
+      // A whole range brings its other chunks too: claim them, so that other readers wait
+      // for them rather than fetch the range again.
+      for (uint32_t k = run.first; k < run.end; ++k) {
+        if (k != c) claims.Claim(xorb, k);
+      }
       ChunkPtr mine;
       uint64_t at = pos;  // data position of chunk k (chunks arrive in order)
       XET_RETURN_IF_ERROR(FetchRun(plan, run, claims, [&](uint32_t k, const ChunkPtr& p) {
