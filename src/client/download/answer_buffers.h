@@ -10,7 +10,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstddef>
 #include <vector>
 
 namespace xet {
