@@ -8,6 +8,10 @@ namespace xet {
 
 namespace {
 
+// Items per tree page: the server's maximum, so a directory of 100,000 entries is 10
+// requests.
+constexpr size_t kListingPageItems = 10'000;
+
 int64_t SteadyMillis() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::steady_clock::now().time_since_epoch())

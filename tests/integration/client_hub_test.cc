@@ -311,6 +311,20 @@ TEST_F(ClientHubTest, LargeBatchesAndTreesArePaged) {
   ASSERT_TRUE(
       hub_->ListTree("team/big", "", true, [&](const RemoteEntry&) { return ++seen < 10; }).ok());
   EXPECT_EQ(seen, 10u);
+  // Other page sizes: pages of 7 (not dividing 2,500) and the server's maximum; every file
+  // once, in order.
+  for (size_t limit : {size_t{7}, size_t{10'000}}) {
+    std::vector<std::string> listed;
+    ASSERT_TRUE(hub_->ListTree(
+                        "team/big", "f", true,
+                        [&](const RemoteEntry& e) {
+                          listed.push_back(e.path);
+                          return true;
+                        },
+                        limit)
+                    .ok());
+    EXPECT_EQ(listed, paths) << "page limit " << limit;
+  }
 }
 
 }  // namespace

@@ -150,12 +150,14 @@ Result<XetToken> HubClient::GetXetToken(const std::string& bucket_id, bool write
 }
 
 Status HubClient::ListTree(const std::string& bucket_id, const std::string& prefix, bool recursive,
-                           const std::function<bool(const RemoteEntry&)>& on_item) {
+                           const std::function<bool(const RemoteEntry&)>& on_item,
+                           size_t page_limit) {
   XET_RETURN_IF_ERROR(ValidateBucketId(bucket_id));
   XET_ASSIGN_OR_RETURN(std::string p, NormalizeBucketPrefix(prefix));
   std::string url = endpoint_ + "/api/buckets/" + bucket_id + "/tree";
   if (!p.empty()) url += "/" + PercentEncode(p, /*keep_slash=*/true);
   url += recursive ? "?recursive=true" : "?recursive=false";
+  if (page_limit > 0) url += "&limit=" + std::to_string(page_limit);
   return Paginate(Call{http_, token_}, endpoint_, std::move(url), "list " + bucket_id,
                   [&](const std::string& body) -> Result<bool> {
                     XET_ASSIGN_OR_RETURN(auto page, ParseEntryListJson(body));

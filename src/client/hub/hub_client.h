@@ -112,8 +112,9 @@ class HubClient {
   // Calls `on_item` for each item under `prefix` ("" = root; one trailing '/' ignored),
   // following pagination (a next-page link to another origin is re-based on the endpoint,
   // so the token only goes to the endpoint); stops early (OK) when it returns false.
+  // `page_limit` > 0 asks for pages of that many items (the server lowers it to its maximum).
   Status ListTree(const std::string& bucket_id, const std::string& prefix, bool recursive,
-                  const std::function<bool(const RemoteEntry&)>& on_item);
+                  const std::function<bool(const RemoteEntry&)>& on_item, size_t page_limit = 0);
   // Entries for the paths that exist (batched by 1,000 per request).
   Result<std::vector<RemoteEntry>> PathsInfo(const std::string& bucket_id,
                                              std::span<const std::string> paths);
