@@ -37,18 +37,19 @@ std::string MetadataCache::RemotePrefix(const std::string& dir) const {
 Status MetadataCache::Fetch(const std::string& dir, std::map<std::string, NodeAttr>* out) {
   const std::string prefix = RemotePrefix(dir);
   const size_t strip = prefix.empty() ? 0 : prefix.size() + 1;
-  Status st =
-      hub_.ListTree(options_.bucket_id, prefix, /*recursive=*/false, [&](const RemoteEntry& e) {
+  Status st = hub_.ListTree(
+      options_.bucket_id, prefix, /*recursive=*/false,
+      [&](const RemoteEntry& e) {
         if (e.path.size() <= strip) return true;
         std::string name = e.path.substr(strip);
         if (name.find('/') != std::string::npos) return true;
         NodeAttr attr = AttrFromRemote(e, options_);
         auto [it, inserted] = out->emplace(std::move(name), attr);
-        // A directory listed both implied and explicit: keep the one
-        // with metadata.
+        // A directory listed both implied and explicit: keep the one with metadata.
         if (!inserted && attr.has_posix) it->second = std::move(attr);
         return true;
-      });
+      },
+      kListingPageItems);
   // A prefix with nothing below it may be answered 404: an empty directory listing.
   if (st.code() == Status::Code::kNotFound && !dir.empty()) return Status::Ok();
   return st;
