@@ -1,0 +1,208 @@
+// BucketFs against a real `xetstore serve`, without FUSE: the file system's calls as the
+// kernel makes them, and what the bucket holds afterwards, seen through the Hub API. (The
+// same paths through a real FUSE mount: tests/mount/run.)
+#include "mount/bucket_fs.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <linux/fs.h>
+#include <sys/xattr.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "client/bucket_transfer/remote_connection.h"
+#include "mount/range_reader_content.h"
+#include "support/server_process.h"
+
+namespace xet {
+namespace {
+
+class BucketFsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_ = std::make_unique<testing::ServerProcess>(testing::MakeTempDir("bucket-fs"));
+    RemoteSettings remote;
+    remote.endpoint = server_->url();
+    remote.token = server_->AdminToken();
+    conn_ = std::make_unique<RemoteConnection>(remote);
+    ASSERT_TRUE(conn_->hub().CreateBucket("team/fs", true).ok());
+    options_.remote = remote;
+    options_.bucket_id = "team/fs";
+    options_.staging_dir = testing::MakeTempDir("bucket-fs-staging");
+    options_.metadata_ttl_ms = 0;  // always revalidate: what the server says is what we see
+    auto cas = conn_->OpenCas("team/fs", false);
+    ASSERT_TRUE(cas.ok()) << cas.status().ToString();
+    read_cas_ = std::move(*cas);
+    content_ = std::make_unique<RangeReaderContent>(read_cas_->client(), RangeReaderOptions{});
+    fs_ = std::make_unique<BucketFs>(options_, *conn_, *content_);
+  }
+
+  void TearDown() override {
+    fs_.reset();
+    content_.reset();
+  }
+
+  // Creates `name` in `parent`, writes `data`, closes it; returns its inode.
+  Ino WriteFile(Ino parent, const std::string& name, const std::string& data) {
+    Ino ino = 0;
+    NodeAttr attr;
+    uint64_t fh = 0;
+    EXPECT_EQ(fs_->Create(parent, name, 0644, O_WRONLY | O_CREAT, caller_, &ino, &attr, &fh), 0);
+    EXPECT_EQ(fs_->Write(fh, 0, AsBytes(data)), 0);
+    EXPECT_EQ(fs_->Flush(fh), 0);
+    fs_->Release(fh);
+    return ino;
+  }
+
+  std::string ReadFile(Ino ino) {
+    uint64_t fh = 0;
+    bool keep = false;
+    EXPECT_EQ(fs_->Open(ino, O_RDONLY, &fh, &keep), 0);
+    std::string out(1 << 20, '\0');
+    size_t n = 0;
+    EXPECT_EQ(fs_->Read(fh, 0, {reinterpret_cast<uint8_t*>(out.data()), out.size()}, &n), 0);
+    fs_->Release(fh);
+    out.resize(n);
+    return out;
+  }
+
+  // The bucket's files, path -> size, from the Hub API.
+  std::map<std::string, uint64_t> RemoteFiles() {
+    std::map<std::string, uint64_t> files;
+    EXPECT_TRUE(conn_->hub()
+                    .ListTree("team/fs", "", true,
+                              [&](const RemoteEntry& e) {
+                                if (!e.is_directory) files[e.path] = e.size;
+                                return true;
+                              })
+                    .ok());
+    return files;
+  }
+
+  static std::span<const uint8_t> AsBytes(const std::string& s) {
+    return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+  }
+
+  std::unique_ptr<testing::ServerProcess> server_;
+  std::unique_ptr<RemoteConnection> conn_;
+  std::unique_ptr<RemoteConnection::Cas> read_cas_;
+  std::unique_ptr<RangeReaderContent> content_;
+  MountOptions options_;
+  std::unique_ptr<BucketFs> fs_;
+  FsCaller caller_{0, 0};
+};
+
+TEST_F(BucketFsTest, ClosedFilesAreCommittedAndReadBack) {
+  const Ino a = WriteFile(kRootIno, "a.txt", "hello");
+  const Ino b = WriteFile(kRootIno, "empty", "");
+  ASSERT_EQ(fs_->SyncAll(), 0);
+  EXPECT_EQ(RemoteFiles(), (std::map<std::string, uint64_t>{{"a.txt", 5}, {"empty", 0}}));
+  EXPECT_EQ(ReadFile(a), "hello");
+  EXPECT_EQ(ReadFile(b), "");
+}
+
+TEST_F(BucketFsTest, ADirectoryRenamedBeforeItsFilesAreCommittedTakesThemAlong) {
+  Ino dir = 0;
+  NodeAttr attr;
+  ASSERT_EQ(fs_->MkDir(kRootIno, "d", 0755, caller_, &dir, &attr), 0);
+  WriteFile(dir, "x", "pending");  // maybe not committed yet when the rename comes
+  ASSERT_EQ(fs_->Rename(kRootIno, "d", kRootIno, "e", 0), 0);
+  ASSERT_EQ(fs_->SyncAll(), 0);
+  EXPECT_EQ(RemoteFiles(), (std::map<std::string, uint64_t>{{"e/x", 7}}));
+  Ino e = 0;
+  ASSERT_EQ(fs_->Lookup(kRootIno, "e", &e, &attr), 0);
+  EXPECT_EQ(attr.kind, NodeKind::kDirectory);
+  EXPECT_EQ(fs_->Lookup(kRootIno, "d", &e, &attr), ENOENT);
+}
+
+TEST_F(BucketFsTest, RenameRefusalsFollowPosix) {
+  Ino d = 0, full = 0;
+  NodeAttr attr;
+  ASSERT_EQ(fs_->MkDir(kRootIno, "d", 0755, caller_, &d, &attr), 0);
+  ASSERT_EQ(fs_->MkDir(kRootIno, "full", 0755, caller_, &full, &attr), 0);
+  WriteFile(full, "f", "1");
+  WriteFile(kRootIno, "file", "2");
+  ASSERT_EQ(fs_->SyncAll(), 0);
+  EXPECT_EQ(fs_->Rename(kRootIno, "d", kRootIno, "full", 0), ENOTEMPTY);
+  EXPECT_EQ(fs_->Rename(kRootIno, "d", kRootIno, "file", 0), ENOTDIR);
+  EXPECT_EQ(fs_->Rename(kRootIno, "file", kRootIno, "d", 0), EISDIR);
+  EXPECT_EQ(fs_->Rename(kRootIno, "d", d, "inside", 0), EINVAL);
+  EXPECT_EQ(fs_->Rename(kRootIno, "file", full, "f", RENAME_NOREPLACE), EEXIST);
+  EXPECT_EQ(fs_->Rename(kRootIno, "file", full, "f", RENAME_EXCHANGE), EINVAL);
+  EXPECT_EQ(fs_->RmDir(kRootIno, "full"), ENOTEMPTY);
+  EXPECT_EQ(RemoteFiles(), (std::map<std::string, uint64_t>{{"file", 1}, {"full/f", 1}}));
+}
+
+TEST_F(BucketFsTest, AnUnlinkedOpenFileStaysReadableAndIsNotCommittedAgain) {
+  const Ino ino = WriteFile(kRootIno, "doomed", "still here");
+  ASSERT_EQ(fs_->SyncAll(), 0);
+  uint64_t fh = 0;
+  bool keep = false;
+  ASSERT_EQ(fs_->Open(ino, O_RDWR, &fh, &keep), 0);
+  ASSERT_EQ(fs_->Unlink(kRootIno, "doomed"), 0);
+  EXPECT_EQ(fs_->Write(fh, 0, AsBytes("STILL")), 0);
+  std::string out(64, '\0');
+  size_t n = 0;
+  ASSERT_EQ(fs_->Read(fh, 0, {reinterpret_cast<uint8_t*>(out.data()), out.size()}, &n), 0);
+  EXPECT_EQ(out.substr(0, n), "STILL here");
+  NodeAttr attr;
+  ASSERT_EQ(fs_->GetAttr(ino, &attr), 0);
+  EXPECT_TRUE(attr.unlinked);
+  EXPECT_EQ(fs_->Fsync(fh), 0);
+  fs_->Release(fh);
+  ASSERT_EQ(fs_->SyncAll(), 0);
+  EXPECT_TRUE(RemoteFiles().empty());
+}
+
+TEST_F(BucketFsTest, ConcurrentWritersToManyFilesAllLand) {
+  constexpr int kThreads = 4, kFiles = 25;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kFiles; ++i) {
+        WriteFile(kRootIno, "t" + std::to_string(t) + "-" + std::to_string(i),
+                  std::string(static_cast<size_t>(100 * (i + 1)), static_cast<char>('a' + t)));
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  ASSERT_EQ(fs_->SyncAll(), 0);
+  const auto files = RemoteFiles();
+  ASSERT_EQ(files.size(), static_cast<size_t>(kThreads * kFiles));
+  for (int t = 0; t < kThreads; ++t) {
+    for (int i = 0; i < kFiles; ++i) {
+      EXPECT_EQ(files.at("t" + std::to_string(t) + "-" + std::to_string(i)),
+                static_cast<uint64_t>(100 * (i + 1)));
+    }
+  }
+}
+
+TEST_F(BucketFsTest, MetadataIsStoredWithTheEntry) {
+  const Ino ino = WriteFile(kRootIno, "m", "x");
+  ASSERT_EQ(fs_->SyncAll(), 0);
+  SetAttrRequest req;
+  req.mode = 0600;
+  req.uid = 42;
+  req.mtime_ms = 1'700'000'000'123;
+  NodeAttr attr;
+  ASSERT_EQ(fs_->SetAttr(ino, req, caller_, &attr), 0);
+  ASSERT_EQ(fs_->SetXattr(ino, "user.k", "v", 0), 0);
+  EXPECT_EQ(fs_->SetXattr(ino, "user.k", "v", XATTR_CREATE), EEXIST);
+  EXPECT_EQ(fs_->SetXattr(ino, "security.k", "v", 0), ENOTSUP);
+  auto info = conn_->hub().PathsInfo("team/fs", std::vector<std::string>{"m"});
+  ASSERT_TRUE(info.ok());
+  ASSERT_EQ(info->size(), 1u);
+  ASSERT_TRUE((*info)[0].posix.has_value());
+  EXPECT_EQ((*info)[0].posix->mode & 07777, 0600u);
+  EXPECT_EQ((*info)[0].posix->uid, 42u);
+  EXPECT_EQ((*info)[0].mtime_ms, 1'700'000'000'123);
+  EXPECT_EQ((*info)[0].posix->xattrs,
+            (std::vector<std::pair<std::string, std::string>>{{"user.k", "v"}}));
+}
+
+}  // namespace
+}  // namespace xet
