@@ -145,6 +145,7 @@ class BucketFs {
   std::shared_ptr<FileState> PinState(Ino ino, const NodeAttr& attr);
   void Unpin(const std::shared_ptr<FileState>& st);
   std::shared_ptr<FileState> FindState(Ino ino) const;
+  std::shared_ptr<Handle> HandleFor(uint64_t fh) const;
   // Staged size of an open or changed file, if it has one.
   std::optional<uint64_t> StagedSize(Ino ino) const;
   // Both require st.mu held (asserted inside: FileState is incomplete here).

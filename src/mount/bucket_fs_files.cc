@@ -27,6 +27,12 @@ std::shared_ptr<BucketFs::FileState> BucketFs::FindState(Ino ino) const {
   return it == files_.end() ? nullptr : it->second;
 }
 
+std::shared_ptr<BucketFs::Handle> BucketFs::HandleFor(uint64_t fh) const {
+  MutexLock lock(mu_);
+  auto it = handles_.find(fh);
+  return it == handles_.end() ? nullptr : it->second;
+}
+
 std::optional<uint64_t> BucketFs::StagedSize(Ino ino) const {
   auto st = FindState(ino);
   if (!st || !st->has_staged.load()) return std::nullopt;
@@ -206,13 +212,8 @@ int BucketFs::Create(Ino parent, const std::string& name, uint32_t mode, int fla
 }
 
 int BucketFs::Read(uint64_t fh, uint64_t offset, std::span<uint8_t> out, size_t* n) {
-  std::shared_ptr<Handle> h;
-  {
-    MutexLock lock(mu_);
-    auto it = handles_.find(fh);
-    if (it == handles_.end()) return EBADF;
-    h = it->second;
-  }
+  std::shared_ptr<Handle> h = HandleFor(fh);
+  if (!h) return EBADF;
   FileState& st = *h->state;
   Hash hash;
   uint64_t size = 0;
@@ -246,13 +247,8 @@ int BucketFs::Read(uint64_t fh, uint64_t offset, std::span<uint8_t> out, size_t*
 }
 
 int BucketFs::Write(uint64_t fh, uint64_t offset, std::span<const uint8_t> data) {
-  std::shared_ptr<Handle> h;
-  {
-    MutexLock lock(mu_);
-    auto it = handles_.find(fh);
-    if (it == handles_.end()) return EBADF;
-    h = it->second;
-  }
+  std::shared_ptr<Handle> h = HandleFor(fh);
+  if (!h) return EBADF;
   if (!Writable(h->flags)) return EBADF;
   FileState& st = *h->state;
   uint64_t size = 0;
@@ -271,13 +267,8 @@ int BucketFs::Write(uint64_t fh, uint64_t offset, std::span<const uint8_t> data)
 }
 
 int BucketFs::Flush(uint64_t fh) {
-  std::shared_ptr<Handle> h;
-  {
-    MutexLock lock(mu_);
-    auto it = handles_.find(fh);
-    if (it == handles_.end()) return EBADF;
-    h = it->second;
-  }
+  std::shared_ptr<Handle> h = HandleFor(fh);
+  if (!h) return EBADF;
   if (h->wrote) commits_->Enqueue(h->state->ino);
   return 0;
 }
@@ -296,13 +287,8 @@ void BucketFs::Release(uint64_t fh) {
 }
 
 int BucketFs::Fsync(uint64_t fh) {
-  std::shared_ptr<Handle> h;
-  {
-    MutexLock lock(mu_);
-    auto it = handles_.find(fh);
-    if (it == handles_.end()) return EBADF;
-    h = it->second;
-  }
+  std::shared_ptr<Handle> h = HandleFor(fh);
+  if (!h) return EBADF;
   FileState& st = *h->state;
   MutexLock lock(st.mu);
   const uint64_t target = st.version;
@@ -317,13 +303,8 @@ int BucketFs::Fsync(uint64_t fh) {
 
 int BucketFs::Fallocate(uint64_t fh, int mode, uint64_t offset, uint64_t length) {
   if (mode != 0) return EOPNOTSUPP;
-  std::shared_ptr<Handle> h;
-  {
-    MutexLock lock(mu_);
-    auto it = handles_.find(fh);
-    if (it == handles_.end()) return EBADF;
-    h = it->second;
-  }
+  std::shared_ptr<Handle> h = HandleFor(fh);
+  if (!h) return EBADF;
   if (!Writable(h->flags)) return EBADF;
   FileState& st = *h->state;
   uint64_t size = 0;

@@ -41,7 +41,7 @@ struct BucketFs::FileState {
 struct BucketFs::Handle {
   std::shared_ptr<FileState> state;
   int flags = 0;
-  bool wrote = false;
+  std::atomic<bool> wrote{false};  // set by concurrent writes
   // Reads of the committed version; replaced when the version changes under the handle.
   Mutex mu;
   Hash stream_hash GUARDED_BY(mu);

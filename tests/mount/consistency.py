@@ -51,6 +51,9 @@ import sys
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fs_watchdog import Watchdog  # noqa: E402
+
 # ---------------------------------------------------------------------------------------------
 # Helpers (importable).
 
@@ -222,40 +225,6 @@ class Ctx:
         if not ok:
             self.fail("setup: B never showed the initial version: " + msg)
         return ok
-
-
-class Watchdog:
-    """Ends the run when one case takes longer than `limit` seconds (a hung file system):
-    prints the FAIL line and the closing line, then exits 1. A blocked system call on a
-    hung mount cannot be interrupted, so this is the only way to report it."""
-
-    def __init__(self, limit, closing):
-        self.limit = limit
-        self.closing = closing  # () -> the closing line, counting the hung case as failed
-        self.current = None
-        self.started = 0.0
-        self.lock = threading.Lock()
-        if limit > 0:
-            threading.Thread(target=self.run, daemon=True).start()
-
-    def begin(self, name):
-        with self.lock:
-            self.current, self.started = name, time.monotonic()
-
-    def end(self):
-        with self.lock:
-            self.current = None
-
-    def run(self):
-        while True:
-            time.sleep(1)
-            with self.lock:
-                if self.current is None or time.monotonic() - self.started <= self.limit:
-                    continue
-                print("FAIL %s: no answer within %d s (hung file system?); stopping"
-                      % (self.current, self.limit), flush=True)
-                print(self.closing(), flush=True)
-                os._exit(1)
 
 
 CHECKS = []
@@ -596,7 +565,8 @@ def main():
         return "%d passed, %d failed%s" % (passed, failed + 1,
                                           ", %d skipped" % skipped if skipped else "")
 
-    watchdog = Watchdog(args.check_timeout or int(120 + 20 * (args.ttl + args.slack)), closing)
+    watchdog = Watchdog(args.check_timeout or int(120 + 20 * (args.ttl + args.slack)),
+                        lambda: print(closing(), flush=True))
     watchdog.begin("work_dir_visible")
     os.mkdir(a_root)
     try:

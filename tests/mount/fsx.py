@@ -47,6 +47,9 @@ import sys
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fs_watchdog import Watchdog  # noqa: E402
+
 NAMES = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"]
 MAX_DEPTH = 3
 # errnos POSIX lets a file system pick between: compared as one
@@ -532,40 +535,6 @@ class Generator:
                     meta["path"] = op["dst"] + meta["path"][len(op["src"]):]
         if k in ("create", "rename", "unlink", "mkdir", "rmdir", "symlink") and not failed:
             self.rescan()
-
-
-class Watchdog:
-    """Ends the run (exit 1) when one op takes longer than `limit` seconds: a hung mount."""
-
-    def __init__(self, limit, on_hang):
-        self.limit = limit
-        self.on_hang = on_hang
-        self.current = None
-        self.started = 0.0
-        self.lock = threading.Lock()
-        if limit > 0:
-            threading.Thread(target=self.run, daemon=True).start()
-
-    def begin(self, what):
-        with self.lock:
-            self.current, self.started = what, time.monotonic()
-
-    def end(self):
-        with self.lock:
-            self.current = None
-
-    def run(self):
-        while True:
-            time.sleep(1)
-            with self.lock:
-                if self.current is not None and time.monotonic() - self.started > self.limit:
-                    print("FAIL %s: took more than %d s (hung?)" % (self.current, self.limit),
-                          flush=True)
-                    try:
-                        self.on_hang()
-                    finally:
-                        sys.stdout.flush()
-                        os._exit(1)
 
 
 class Runner:

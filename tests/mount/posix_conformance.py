@@ -35,6 +35,9 @@ import threading
 import time
 import traceback
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fs_watchdog import Watchdog  # noqa: E402
+
 NOBODY = 65534
 E = errno
 
@@ -395,40 +398,6 @@ class T:
     def nlink_dir(self, path, want, what=None):
         if self.profile.dir_nlink:
             self.eq(os.stat(path).st_nlink, want, what or "st_nlink of " + self.rel(path))
-
-
-class Watchdog:
-    """Ends the run when one case takes longer than `limit` seconds (a hung file system):
-    prints the FAIL line and the closing line, then exits 1. A blocked system call on a
-    hung mount cannot be interrupted, so this is the only way to report it."""
-
-    def __init__(self, limit, closing):
-        self.limit = limit
-        self.closing = closing  # () -> the closing line, counting the hung case as failed
-        self.current = None
-        self.started = 0.0
-        self.lock = threading.Lock()
-        if limit > 0:
-            threading.Thread(target=self.run, daemon=True).start()
-
-    def begin(self, name):
-        with self.lock:
-            self.current, self.started = name, time.monotonic()
-
-    def end(self):
-        with self.lock:
-            self.current = None
-
-    def run(self):
-        while True:
-            time.sleep(1)
-            with self.lock:
-                if self.current is None or time.monotonic() - self.started <= self.limit:
-                    continue
-                print("FAIL %s: no answer within %d s (hung file system?); stopping"
-                      % (self.current, self.limit), flush=True)
-                print(self.closing(), flush=True)
-                os._exit(1)
 
 
 CASES = []
@@ -2661,7 +2630,7 @@ def main():
         return "%d passed, %d failed%s" % (passed, failed + 1,
                                           ", %d skipped" % skipped if skipped else "")
 
-    watchdog = Watchdog(opts.case_timeout, closing)
+    watchdog = Watchdog(opts.case_timeout, lambda: print(closing(), flush=True))
     try:
         for fn in cases:
             watchdog.begin(fn.__name__)
