@@ -227,7 +227,7 @@ int BucketFs::Lookup(Ino parent, const std::string& name, Ino* ino, NodeAttr* at
   }
   if (int err = StatPath(path, attr); err != 0) return err;
   *ino = inodes_.Lookup(path);
-  if (auto size = StagedSize(*ino)) attr->size = *size;
+  if (auto size = OpenSize(*ino)) attr->size = *size;
   return 0;
 }
 
@@ -249,7 +249,7 @@ int BucketFs::GetAttr(Ino ino, NodeAttr* attr) {
     return 0;
   }
   if (int err = StatPath(path, attr); err != 0) return err;
-  if (auto size = StagedSize(ino)) attr->size = *size;
+  if (auto size = OpenSize(ino)) attr->size = *size;
   return 0;
 }
 

@@ -146,8 +146,9 @@ class BucketFs {
   void Unpin(const std::shared_ptr<FileState>& st);
   std::shared_ptr<FileState> FindState(Ino ino) const;
   std::shared_ptr<Handle> HandleFor(uint64_t fh) const;
-  // Staged size of an open or changed file, if it has one.
-  std::optional<uint64_t> StagedSize(Ino ino) const;
+  // The size of an open or changed file as this mount's descriptors see it (its staged
+  // copy, or the version it was last opened at), if it has one.
+  std::optional<uint64_t> OpenSize(Ino ino) const;
   // Both require st.mu held (asserted inside: FileState is incomplete here).
   int EnsureStaged(FileState& st);
   Status ReadBase(FileState& st, uint64_t offset, std::span<uint8_t> out);

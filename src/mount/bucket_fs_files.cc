@@ -33,9 +33,9 @@ std::shared_ptr<BucketFs::Handle> BucketFs::HandleFor(uint64_t fh) const {
   return it == handles_.end() ? nullptr : it->second;
 }
 
-std::optional<uint64_t> BucketFs::StagedSize(Ino ino) const {
+std::optional<uint64_t> BucketFs::OpenSize(Ino ino) const {
   auto st = FindState(ino);
-  if (!st || !st->has_staged.load()) return std::nullopt;
+  if (!st || (!st->has_staged.load() && st->pins.load() == 0)) return std::nullopt;
   return st->size.load();
 }
 
@@ -158,6 +158,11 @@ int BucketFs::Open(Ino ino, int flags, uint64_t* fh, bool* keep_cache) {
   h->state = st;
   h->flags = flags;
   h->wrote = truncated;
+  {
+    MutexLock lock(st->mu);
+    h->version_hash = st->base_hash;
+    h->version_size = st->base_size;
+  }
   MutexLock lock(mu_);
   auto cached = page_cache_.find(ino);
   *keep_cache = cached != page_cache_.end() && cached->second == attr.hash && !truncated;
@@ -215,8 +220,6 @@ int BucketFs::Read(uint64_t fh, uint64_t offset, std::span<uint8_t> out, size_t*
   std::shared_ptr<Handle> h = HandleFor(fh);
   if (!h) return EBADF;
   FileState& st = *h->state;
-  Hash hash;
-  uint64_t size = 0;
   {
     MutexLock lock(st.mu);
     if (st.staged) {
@@ -228,16 +231,13 @@ int BucketFs::Read(uint64_t fh, uint64_t offset, std::span<uint8_t> out, size_t*
       *n = *r;
       return 0;
     }
-    hash = st.base_hash;
-    size = st.base_size;
   }
+  // The committed version this descriptor opened, even if a later open moved the file on
+  // to another client's newer version.
   std::shared_ptr<FileStream> stream;
   {
     MutexLock lock(h->mu);
-    if (!h->stream || h->stream_hash != hash) {
-      h->stream = content_.Open(hash, size);
-      h->stream_hash = hash;
-    }
+    if (!h->stream) h->stream = content_.Open(h->version_hash, h->version_size);
     stream = h->stream;
   }
   auto r = stream->Read(offset, out);

@@ -42,10 +42,11 @@ struct BucketFs::Handle {
   std::shared_ptr<FileState> state;
   int flags = 0;
   std::atomic<bool> wrote{false};  // set by concurrent writes
-  // Reads of the committed version; replaced when the version changes under the handle.
+  // The committed version the descriptor opened (read while the file is not staged).
+  Hash version_hash;
+  uint64_t version_size = 0;
   Mutex mu;
-  Hash stream_hash GUARDED_BY(mu);
-  std::shared_ptr<FileStream> stream GUARDED_BY(mu);
+  std::shared_ptr<FileStream> stream GUARDED_BY(mu);  // reads of that version, made lazily
 };
 
 struct BucketFs::DirHandle {
