@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "client/bucket_transfer/remote_connection.h"
+#include "client/upload/uploader.h"
 #include "common/mutex.h"
 #include "mount/commit_queue.h"
 #include "mount/content_source.h"
@@ -153,8 +154,13 @@ class BucketFs {
   int EnsureStaged(FileState& st);
   Status ReadBase(FileState& st, uint64_t offset, std::span<uint8_t> out);
   void MarkWritten(Ino ino, uint64_t size);
+  // Queues the file's commit (a close after writes); writes wait until it ran.
+  void QueueCommit(FileState& st);
   std::vector<Ino> CommitGroup(const std::vector<Ino>& inos);
   Result<CasClient*> WriteCas();
+  // How a commit group is uploaded: groups of only small files skip the shard cache and
+  // global dedup (see bucket_fs_files.cc).
+  UploadOptions CommitUploadOptions(std::span<const UploadItem> items) const;
   int ToErrno(const Status& st, const char* what) const;
   int64_t NowMs() const;
 
@@ -163,6 +169,7 @@ class BucketFs {
   ContentSource& content_;
   MetadataCache meta_;
   InodeTable inodes_;
+  StagingDir staging_;
 
   Mutex ns_mu_;  // taken before mu_
   mutable Mutex mu_;

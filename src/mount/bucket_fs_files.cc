@@ -19,6 +19,11 @@ namespace {
 
 bool Writable(int flags) { return (flags & O_ACCMODE) != O_RDONLY; }
 
+// Below this size a file is a chunk or two: chunk-level dedup against earlier uploads (the
+// shard cache, global dedup queries) can save it nothing worth a request, and loading the
+// shard cache for each group of many small files would cost more than their upload.
+constexpr uint64_t kSmallFileBytes = 1 << 20;
+
 }  // namespace
 
 std::shared_ptr<BucketFs::FileState> BucketFs::FindState(Ino ino) const {
@@ -83,7 +88,7 @@ int BucketFs::EnsureStaged(FileState& st) {
   st.mu.AssertHeld();
   if (st.staged) return 0;
   if (options_.read_only) return EROFS;
-  auto staged = StagedFile::Create(options_.staging_dir, st.base_size);
+  auto staged = StagedFile::Create(staging_, st.base_size);
   if (!staged.ok()) return ToErrno(staged.status(), "staging");
   st.staged = std::move(*staged);
   st.size = st.staged->size();
@@ -254,6 +259,10 @@ int BucketFs::Write(uint64_t fh, uint64_t offset, std::span<const uint8_t> data)
   uint64_t size = 0;
   {
     MutexLock lock(st.mu);
+    if (st.commit_pending) {
+      commits_->Expedite();  // a writer waits: no point gathering more files first
+      while (st.commit_pending) st.changed.Wait(st.mu);
+    }
     if (int err = EnsureStaged(st); err != 0) return err;
     Status s = st.staged->Write(offset, data);
     if (!s.ok()) return ToErrno(s, "writing");
@@ -269,8 +278,17 @@ int BucketFs::Write(uint64_t fh, uint64_t offset, std::span<const uint8_t> data)
 int BucketFs::Flush(uint64_t fh) {
   std::shared_ptr<Handle> h = HandleFor(fh);
   if (!h) return EBADF;
-  if (h->wrote) commits_->Enqueue(h->state->ino);
+  if (h->wrote) QueueCommit(*h->state);
   return 0;
+}
+
+void BucketFs::QueueCommit(FileState& st) {
+  {
+    MutexLock lock(st.mu);
+    if (!st.dirty()) return;
+    st.commit_pending = true;
+  }
+  commits_->Enqueue(st.ino);
 }
 
 void BucketFs::Release(uint64_t fh) {
@@ -282,7 +300,7 @@ void BucketFs::Release(uint64_t fh) {
     h = std::move(it->second);
     handles_.erase(it);
   }
-  if (h->wrote) commits_->Enqueue(h->state->ino);
+  if (h->wrote) QueueCommit(*h->state);
   Unpin(h->state);
 }
 
@@ -325,6 +343,19 @@ int BucketFs::Fallocate(uint64_t fh, int mode, uint64_t offset, uint64_t length)
 }
 
 int BucketFs::SyncAll() { return commits_ && !commits_->Drain() ? EIO : 0; }
+
+UploadOptions BucketFs::CommitUploadOptions(std::span<const UploadItem> items) const {
+  UploadOptions options;
+  uint64_t largest = 0;
+  for (const UploadItem& item : items) largest = std::max(largest, item.size_hint);
+  if (largest >= kSmallFileBytes) {
+    options.shard_cache_dir = conn_.ShardCacheDir(options_.bucket_id);
+  } else {
+    options.global_dedup = false;
+    options.upload_concurrency = 2;  // at most a few small xorbs
+  }
+  return options;
+}
 
 Result<CasClient*> BucketFs::WriteCas() {
   MutexLock lock(cas_mu_);
@@ -385,9 +416,7 @@ std::vector<Ino> BucketFs::CommitGroup(const std::vector<Ino>& inos) NO_THREAD_S
     auto cas = WriteCas();
     Result<std::vector<UploadedFile>> files = cas.status();
     if (cas.ok()) {
-      UploadOptions options;
-      options.shard_cache_dir = conn_.ShardCacheDir(options_.bucket_id);
-      Uploader uploader(**cas, options);
+      Uploader uploader(**cas, CommitUploadOptions(items));
       files = uploader.Upload(items);
     }
     if (files.ok()) {
@@ -471,6 +500,7 @@ std::vector<Ino> BucketFs::CommitGroup(const std::vector<Ino>& inos) NO_THREAD_S
     }
   }
   for (auto& st : states) {
+    st->commit_pending = false;
     st->commit_attempts += 1;
     st->changed.NotifyAll();
     st->mu.Unlock();

@@ -26,6 +26,9 @@ struct BucketFs::FileState {
   uint64_t committed_version GUARDED_BY(mu) = 0;  // the last version committed
   Status commit_error GUARDED_BY(mu);             // why the last commit failed, if it did
   uint64_t commit_attempts GUARDED_BY(mu) = 0;    // finished commit attempts
+  // A close queued the commit of the content as it was then: writes wait until that commit
+  // ran, so it never takes a version the next writer is in the middle of.
+  bool commit_pending GUARDED_BY(mu) = false;
   // The staged size, readable without `mu` (stat must not wait for a running commit).
   std::atomic<uint64_t> size{0};
   std::atomic<bool> has_staged{false};

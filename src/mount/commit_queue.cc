@@ -19,7 +19,8 @@ constexpr int64_t kMaxRetryMs = 30'000;
 
 }  // namespace
 
-CommitQueue::CommitQueue(CommitFn commit) : commit_(std::move(commit)) {
+CommitQueue::CommitQueue(CommitFn commit, int64_t gather_ms, size_t max_group)
+    : commit_(std::move(commit)), gather_ms_(gather_ms), max_group_(max_group) {
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -36,7 +37,16 @@ CommitQueue::~CommitQueue() {
 void CommitQueue::Enqueue(Ino ino) {
   {
     MutexLock lock(mu_);
+    if (queued_.empty()) first_queued_ms_ = NowMs();
     queued_.insert(ino);
+  }
+  cv_.NotifyAll();
+}
+
+void CommitQueue::Expedite() {
+  {
+    MutexLock lock(mu_);
+    expedite_ = true;
   }
   cv_.NotifyAll();
 }
@@ -66,6 +76,14 @@ void CommitQueue::Run() {
       }
       continue;
     }
+    // Let a group fill while files keep arriving.
+    const int64_t start_at = first_queued_ms_ + gather_ms_;
+    if (!queued_.empty() && !retry_due && !drain_now_ && !expedite_ && !stop_ &&
+        queued_.size() < max_group_ && NowMs() < start_at) {
+      cv_.WaitFor(mu_, std::chrono::milliseconds(std::max<int64_t>(1, start_at - NowMs())));
+      continue;
+    }
+    expedite_ = false;
     std::set<Ino> group = std::move(queued_);
     queued_.clear();
     if (retry_due) {

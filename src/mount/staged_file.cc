@@ -13,12 +13,19 @@ namespace xet {
 
 namespace {
 
+// A size the staging file system refuses (ext4: 16 TiB) is the file's limit, not an I/O
+// failure: EFBIG.
+Status SizeStatus(std::string_view what, int err) {
+  if (err == EFBIG) return Status::ResourceExhausted(std::string(what) + ": file too large");
+  return StatusFromErrno(what, err);
+}
+
 Status PwriteAll(int fd, const uint8_t* data, size_t len, uint64_t offset) {
   while (len > 0) {
     const ssize_t n = ::pwrite(fd, data, len, static_cast<off_t>(offset));
     if (n < 0) {
       if (errno == EINTR) continue;
-      return StatusFromErrno("writing the staging file", errno);
+      return SizeStatus("writing the staging file", errno);
     }
     data += n;
     len -= static_cast<size_t>(n);
@@ -47,23 +54,58 @@ Status PreadAll(int fd, uint8_t* data, size_t len, uint64_t offset) {
 
 }  // namespace
 
-Result<std::unique_ptr<StagedFile>> StagedFile::Create(const std::string& dir, uint64_t base_size) {
-  std::string path = dir + "/staged-XXXXXX";
-  const int fd = ::mkostemp(path.data(), O_CLOEXEC);
-  if (fd < 0) return StatusFromErrno("creating a staging file in " + dir, errno);
-  UniqueFd owned(fd);
-  if (::ftruncate(fd, static_cast<off_t>(base_size)) != 0) {
-    const int err = errno;
-    ::unlink(path.c_str());
-    return StatusFromErrno("sizing the staging file", err);
-  }
-  return std::unique_ptr<StagedFile>(new StagedFile(std::move(path), std::move(owned), base_size));
+StagingDir::StagingDir(std::string dir, size_t keep) : dir_(std::move(dir)), keep_(keep) {}
+
+StagingDir::~StagingDir() {
+  MutexLock lock(mu_);
+  for (auto& [path, fd] : idle_) ::unlink(path.c_str());
 }
 
-StagedFile::StagedFile(std::string path, UniqueFd fd, uint64_t base_size)
-    : path_(std::move(path)), fd_(std::move(fd)), base_size_(base_size), size_(base_size) {}
+Result<std::pair<std::string, UniqueFd>> StagingDir::Take() {
+  {
+    MutexLock lock(mu_);
+    if (!idle_.empty()) {
+      auto file = std::move(idle_.back());
+      idle_.pop_back();
+      return file;
+    }
+  }
+  std::string path = dir_ + "/staged-XXXXXX";
+  const int fd = ::mkostemp(path.data(), O_CLOEXEC);
+  if (fd < 0) return StatusFromErrno("creating a staging file in " + dir_, errno);
+  return std::make_pair(std::move(path), UniqueFd(fd));
+}
 
-StagedFile::~StagedFile() { ::unlink(path_.c_str()); }
+void StagingDir::Give(std::string path, UniqueFd fd) {
+  if (::ftruncate(fd.get(), 0) == 0) {
+    MutexLock lock(mu_);
+    if (idle_.size() < keep_) {
+      idle_.emplace_back(std::move(path), std::move(fd));
+      return;
+    }
+  }
+  ::unlink(path.c_str());
+}
+
+Result<std::unique_ptr<StagedFile>> StagedFile::Create(StagingDir& dir, uint64_t base_size) {
+  XET_ASSIGN_OR_RETURN(auto file, dir.Take());
+  if (::ftruncate(file.second.get(), static_cast<off_t>(base_size)) != 0) {
+    const int err = errno;
+    dir.Give(std::move(file.first), std::move(file.second));
+    return SizeStatus("sizing the staging file", err);
+  }
+  return std::unique_ptr<StagedFile>(
+      new StagedFile(dir, std::move(file.first), std::move(file.second), base_size));
+}
+
+StagedFile::StagedFile(StagingDir& dir, std::string path, UniqueFd fd, uint64_t base_size)
+    : dir_(dir),
+      path_(std::move(path)),
+      fd_(std::move(fd)),
+      base_size_(base_size),
+      size_(base_size) {}
+
+StagedFile::~StagedFile() { dir_.Give(std::move(path_), std::move(fd_)); }
 
 Status StagedFile::Write(uint64_t offset, std::span<const uint8_t> data) {
   XET_RETURN_IF_ERROR(PwriteAll(fd_.get(), data.data(), data.size(), offset));
@@ -75,7 +117,7 @@ Status StagedFile::Write(uint64_t offset, std::span<const uint8_t> data) {
 
 Status StagedFile::Truncate(uint64_t size) {
   if (::ftruncate(fd_.get(), static_cast<off_t>(size)) != 0) {
-    return StatusFromErrno("truncating the staging file", errno);
+    return SizeStatus("truncating the staging file", errno);
   }
   if (size < size_) {
     local_.TruncateTo(size);

@@ -1,6 +1,8 @@
 #include "mount/staged_file.h"
 
 #include <gtest/gtest.h>
+#include <linux/magic.h>
+#include <sys/vfs.h>
 
 #include <cstring>
 #include <filesystem>
@@ -17,6 +19,7 @@ class StagedFileTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = testing::MakeTempDir("staged-file");
+    staging_ = std::make_unique<StagingDir>(dir_);
     remote_.resize(100000);
     std::mt19937 rng(1);
     for (auto& b : remote_) b = static_cast<uint8_t>(rng());
@@ -40,12 +43,13 @@ class StagedFileTest : public ::testing::Test {
   }
 
   std::string dir_;
+  std::unique_ptr<StagingDir> staging_;
   std::vector<uint8_t> remote_;
   uint64_t fetched_ = 0;
 };
 
 TEST_F(StagedFileTest, WriteFetchesNothingAndReadFetchesOnlyGaps) {
-  auto f = StagedFile::Create(dir_, remote_.size());
+  auto f = StagedFile::Create(*staging_, remote_.size());
   ASSERT_TRUE(f.ok()) << f.status().ToString();
   const std::vector<uint8_t> patch(1000, 0xAB);
   ASSERT_TRUE((*f)->Write(5000, patch).ok());
@@ -69,7 +73,7 @@ TEST_F(StagedFileTest, WriteFetchesNothingAndReadFetchesOnlyGaps) {
 }
 
 TEST_F(StagedFileTest, WritePastTheEndLeavesZeros) {
-  auto f = StagedFile::Create(dir_, 0);
+  auto f = StagedFile::Create(*staging_, 0);
   ASSERT_TRUE(f.ok());
   const std::vector<uint8_t> tail = {1, 2, 3};
   ASSERT_TRUE((*f)->Write(10, tail).ok());
@@ -79,7 +83,7 @@ TEST_F(StagedFileTest, WritePastTheEndLeavesZeros) {
 }
 
 TEST_F(StagedFileTest, TruncateShrinkThenGrowReadsZerosNotTheOldBytes) {
-  auto f = StagedFile::Create(dir_, remote_.size());
+  auto f = StagedFile::Create(*staging_, remote_.size());
   ASSERT_TRUE(f.ok());
   ASSERT_TRUE((*f)->Truncate(100).ok());
   ASSERT_TRUE((*f)->Truncate(200).ok());
@@ -91,7 +95,7 @@ TEST_F(StagedFileTest, TruncateShrinkThenGrowReadsZerosNotTheOldBytes) {
 }
 
 TEST_F(StagedFileTest, RemoteErrorsPropagateAndNothingIsMarkedLocal) {
-  auto f = StagedFile::Create(dir_, 1000);
+  auto f = StagedFile::Create(*staging_, 1000);
   ASSERT_TRUE(f.ok());
   std::vector<uint8_t> buf(10);
   auto n = (*f)->Read(
@@ -100,16 +104,39 @@ TEST_F(StagedFileTest, RemoteErrorsPropagateAndNothingIsMarkedLocal) {
   EXPECT_EQ((*f)->missing_bytes(), 1000u);
 }
 
-TEST_F(StagedFileTest, TheStagingFileIsRemovedWithTheObject) {
+TEST_F(StagedFileTest, StagingFilesAreReusedEmptyAndRemovedWithTheirDirectory) {
   std::string path;
   {
-    auto f = StagedFile::Create(dir_, 10);
+    auto f = StagedFile::Create(*staging_, 10);
     ASSERT_TRUE(f.ok());
+    ASSERT_TRUE((*f)->Write(0, std::vector<uint8_t>(100, 1)).ok());
     path = (*f)->path();
-    EXPECT_TRUE(std::filesystem::exists(path));
   }
+  ASSERT_TRUE(std::filesystem::exists(path));
+  EXPECT_EQ(std::filesystem::file_size(path), 0u);  // emptied when given back
+  {
+    auto again = StagedFile::Create(*staging_, 5);
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ((*again)->path(), path);  // the same file, handed out again
+    std::vector<uint8_t> buf(5, 0xFF);
+    auto n = (*again)->Read(0, buf, Remote());
+    ASSERT_TRUE(n.ok());
+    EXPECT_EQ(0, std::memcmp(buf.data(), remote_.data(), 5));  // not the old bytes
+  }
+  staging_.reset();
   EXPECT_FALSE(std::filesystem::exists(path));
-  EXPECT_FALSE(StagedFile::Create(dir_ + "/missing/dir", 0).ok());
+  StagingDir missing(dir_ + "/missing/dir");
+  EXPECT_FALSE(StagedFile::Create(missing, 0).ok());
+}
+
+TEST_F(StagedFileTest, ASizePastTheFileSystemsLimitIsResourceExhausted) {
+  struct statfs fs {};
+  ASSERT_EQ(::statfs(dir_.c_str(), &fs), 0);
+  if (fs.f_type != EXT4_SUPER_MAGIC) GTEST_SKIP() << "needs ext4's 16 TiB file size limit";
+  auto f = StagedFile::Create(*staging_, 0);
+  ASSERT_TRUE(f.ok());
+  const Status s = (*f)->Truncate(999'999'999'999'999ull);  // past ext4's limit
+  EXPECT_EQ(s.code(), Status::Code::kResourceExhausted) << s.ToString();
 }
 
 }  // namespace
