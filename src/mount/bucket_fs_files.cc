@@ -47,13 +47,7 @@ std::optional<uint64_t> BucketFs::OpenSize(Ino ino) const {
 std::shared_ptr<BucketFs::FileState> BucketFs::PinState(Ino ino, const NodeAttr& attr) {
   MutexLock lock(mu_);
   auto& slot = files_[ino];
-  if (!slot) {
-    slot = std::make_shared<FileState>(ino);
-    MutexLock st_lock(slot->mu);  // new, so no other thread can hold it
-    slot->base_hash = attr.hash;
-    slot->base_size = attr.size;
-    slot->size = attr.size;
-  }
+  if (!slot) slot = std::make_shared<FileState>(ino, attr.hash, attr.size);
   slot->pins += 1;
   return slot;
 }

@@ -13,7 +13,13 @@
 namespace xet {
 
 struct BucketFs::FileState {
-  explicit FileState(Ino i) : ino(i) {}
+  // A file whose committed version is (hash, size_bytes). Built before it is shared, so
+  // without the lock (taking it under BucketFs::mu_ would order mu_ before it).
+  FileState(Ino i, const Hash& hash, uint64_t size_bytes) NO_THREAD_SAFETY_ANALYSIS
+      : ino(i),
+        base_hash(hash),
+        base_size(size_bytes),
+        size(size_bytes) {}
   const Ino ino;
   Mutex mu;
   CondVar changed;
