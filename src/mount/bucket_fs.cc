@@ -28,6 +28,9 @@ constexpr size_t kMaxNameBytes = 255;
 // How long a commit group waits for more closed files (a tar or cp -r closes hundreds a
 // second): the delay before a closed file is on the server, bought for far fewer requests.
 constexpr int64_t kCommitGatherMs = 200;
+// Files in one commit group: it holds every file's lock for the upload (and ThreadSanitizer
+// tracks at most 64 locks held by one thread).
+constexpr size_t kMaxCommitGroup = 48;
 
 int CheckName(const std::string& name) {
   if (name.empty() || name == "." || name == "..") return EINVAL;
@@ -51,7 +54,8 @@ BucketFs::BucketFs(const MountOptions& options, RemoteConnection& conn, ContentS
     }
   }
   commits_ = std::make_unique<CommitQueue>(
-      [this](const std::vector<Ino>& inos) { return CommitGroup(inos); }, kCommitGatherMs);
+      [this](const std::vector<Ino>& inos) { return CommitGroup(inos); }, kCommitGatherMs,
+      kMaxCommitGroup);
 }
 
 BucketFs::~BucketFs() { Shutdown(); }

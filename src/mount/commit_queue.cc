@@ -84,8 +84,12 @@ void CommitQueue::Run() {
       continue;
     }
     expedite_ = false;
-    std::set<Ino> group = std::move(queued_);
-    queued_.clear();
+    // At most max_group_ files: a group holds all its files' locks at once.
+    std::set<Ino> group;
+    while (!queued_.empty() && group.size() < max_group_) {
+      group.insert(queued_.extract(queued_.begin()));
+    }
+    if (!queued_.empty()) first_queued_ms_ = NowMs() - gather_ms_;  // the rest: next, at once
     if (retry_due) {
       group.insert(retry_.begin(), retry_.end());
       retry_.clear();

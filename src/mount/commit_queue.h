@@ -3,8 +3,9 @@
 // upload session and one batch), so many small files written in a row cost a few requests,
 // not a few per file. A group is started `gather_ms` after its first file was queued (or at
 // once when `max_group` files wait, or a Drain asks), so files closed in quick succession
-// share it. A commit that fails is retried with a growing delay (1 s to 30 s)
-// until it succeeds or the file stops needing it.
+// share it; a group takes at most `max_group` files (the rest form the next one). A commit that
+// fails is retried with a growing delay (1 s to 30 s) until it succeeds or the file stops needing
+// it.
 //
 // Thread-safe.
 #pragma once
