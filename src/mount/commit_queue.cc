@@ -90,9 +90,8 @@ void CommitQueue::Run() {
       group.insert(queued_.extract(queued_.begin()));
     }
     if (!queued_.empty()) first_queued_ms_ = NowMs() - gather_ms_;  // the rest: next, at once
-    if (retry_due) {
-      group.insert(retry_.begin(), retry_.end());
-      retry_.clear();
+    while (retry_due && !retry_.empty() && group.size() < max_group_) {
+      group.insert(retry_.extract(retry_.begin()));
     }
     running_ = true;
     std::vector<Ino> failed;
