@@ -126,6 +126,7 @@ class UploaderTest : public ::testing::Test {
     if (!recon.ok()) return {};
     std::map<Hash, std::map<uint32_t, std::vector<uint8_t>>> chunks;  // xorb -> index -> bytes
     for (const auto& [xorb, entries] : recon->xorbs) {
+      auto& xorb_chunks = chunks[xorb];  // (lambdas cannot capture a structured binding)
       for (const FetchEntry& e : entries) {
         for (size_t r = 0; r < e.ranges.size(); ++r) {
           Status s = cas_->FetchRanges(e, r, r, [&](size_t i, std::span<const uint8_t> bytes) {
@@ -134,7 +135,7 @@ class UploaderTest : public ::testing::Test {
               std::vector<uint8_t> out;
               auto n = ExtractXorbChunk(bytes, codec, &out);
               if (!n.ok()) return n.status();
-              chunks[xorb][c] = std::move(out);
+              xorb_chunks[c] = std::move(out);
               bytes = bytes.subspan(*n);
             }
             return Status::Ok();

@@ -92,9 +92,10 @@ TEST_F(TokenRevocationTest, ConcurrentChecksShareOneReload) {
   ASSERT_TRUE(index_->RevokeToken(user.record.id).ok());
   std::atomic<int> refused{0};
   std::vector<std::thread> threads;
+  const std::string& id = user.record.id;  // (lambdas cannot capture a structured binding)
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&] {
-      for (int i = 0; i < 200; ++i) refused += list.IsRevokedOrExpired(user.record.id) ? 1 : 0;
+      for (int i = 0; i < 200; ++i) refused += list.IsRevokedOrExpired(id) ? 1 : 0;
     });
   }
   for (auto& th : threads) th.join();
