@@ -41,8 +41,22 @@ void AddNodeOptions(CLI::App* cmd, NodeConfig* c, bool server_options) {
                   "Base URL put in the URLs the server hands out (default http://<listen>)")
       ->envname("XETSTORE_PUBLIC_URL");
   cmd->add_option("--objects", c->objects_url,
-                  "Object store: a directory (default <data-dir>/objects)")
+                  "Object store: a directory (default <data-dir>/objects), or s3://BUCKET[/PREFIX] "
+                  "for an S3-compatible store (see the --s3-* options)")
       ->envname("XETSTORE_OBJECTS");
+  cmd->add_option("--s3-endpoint", c->s3_endpoint,
+                  "S3 endpoint http[s]://HOST[:PORT] (default $AWS_ENDPOINT_URL_S3, "
+                  "$AWS_ENDPOINT_URL, else AWS's endpoint for the region)")
+      ->envname("XETSTORE_S3_ENDPOINT");
+  cmd->add_option("--s3-region", c->s3_region,
+                  "S3 region (default $AWS_REGION, $AWS_DEFAULT_REGION, else us-east-1)")
+      ->envname("XETSTORE_S3_REGION");
+  cmd->add_option("--s3-access-key", c->s3_access_key,
+                  "S3 access key id (default $AWS_ACCESS_KEY_ID)")
+      ->envname("XETSTORE_S3_ACCESS_KEY");
+  cmd->add_option("--s3-secret-file", c->s3_secret_file,
+                  "File holding the S3 secret access key (default $AWS_SECRET_ACCESS_KEY)")
+      ->envname("XETSTORE_S3_SECRET_FILE");
   cmd->add_option("--secret-file", c->secret_file,
                   "Signing secret shared by the nodes of one deployment (default "
                   "<data-dir>/secret, created on first start)")

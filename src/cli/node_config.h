@@ -16,8 +16,13 @@ struct NodeConfig {
   std::string data_dir = "./xetstore-data";
   std::string public_url;   // default: http://<listen>
   std::string index_url;    // default: sqlite file <data_dir>/index.sqlite
-  std::string objects_url;  // default: <data_dir>/objects
-  std::string secret_file;  // default: <data_dir>/secret
+  std::string objects_url;  // default: <data_dir>/objects; s3://BUCKET[/PREFIX] for S3
+  // With an s3:// object store (each falls back to the AWS_* environment; see s3_options.h).
+  std::string s3_endpoint;     // http[s]://HOST[:PORT]
+  std::string s3_region;       // default us-east-1
+  std::string s3_access_key;   // AWS_ACCESS_KEY_ID
+  std::string s3_secret_file;  // a file holding the secret key (AWS_SECRET_ACCESS_KEY)
+  std::string secret_file;     // default: <data_dir>/secret
   int workers = 16;
   size_t max_connections = 1024;
   size_t max_connections_per_address = 512;  // 0: no per-address limit

@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "cli/node_config.h"
@@ -28,6 +30,8 @@
 #include "server/transfer/transfer_signer.h"
 #include "store/index.h"
 #include "store/object_store.h"
+#include "store/s3/s3_object_store.h"
+#include "store/s3/s3_options.h"
 
 namespace xet::cli {
 namespace {
@@ -59,6 +63,28 @@ Result<std::string> LoadOrCreateSecret(const std::string& path) {
   return secret;
 }
 
+// The S3 store's options: the flags, then the AWS_* environment.
+Result<S3Options> S3OptionsFrom(const NodeConfig& config) {
+  S3Options o;
+  XET_RETURN_IF_ERROR(ParseS3Url(config.objects_url, &o));
+  o.endpoint = config.s3_endpoint;
+  if (!config.s3_region.empty()) o.region = config.s3_region;
+  o.access_key = config.s3_access_key;
+  if (!config.s3_secret_file.empty()) {
+    XET_ASSIGN_OR_RETURN(std::string secret, ReadSmallFile(config.s3_secret_file));
+    while (!secret.empty() && (secret.back() == '\n' || secret.back() == ' ')) secret.pop_back();
+    o.secret_key = std::move(secret);
+  }
+  XET_RETURN_IF_ERROR(ApplyAwsEnvironment(
+      [](const char* name) -> std::optional<std::string> {
+        const char* v = std::getenv(name);
+        if (v == nullptr) return std::nullopt;
+        return std::string(v);
+      },
+      &o));
+  return o;
+}
+
 Result<Node> OpenNode(const NodeConfig& config, bool need_objects) {
   std::error_code ec;
   std::filesystem::create_directories(config.data_dir, ec);
@@ -67,13 +93,15 @@ Result<Node> OpenNode(const NodeConfig& config, bool need_objects) {
   if (config.index_url.starts_with("postgres")) {
     return Status::Unimplemented("PostgreSQL index is not available yet; use the SQLite default");
   }
-  if (config.objects_url.starts_with("s3://")) {
-    return Status::Unimplemented("S3 object store is not available yet; use a local directory");
-  }
   Node node;
   XET_ASSIGN_OR_RETURN(node.index, OpenSqliteIndex(config.IndexPath()));
   if (need_objects) {
-    XET_ASSIGN_OR_RETURN(node.objects, OpenLocalObjectStore(config.ObjectsPath()));
+    if (config.objects_url.starts_with("s3://")) {
+      XET_ASSIGN_OR_RETURN(S3Options s3, S3OptionsFrom(config));
+      XET_ASSIGN_OR_RETURN(node.objects, OpenS3ObjectStore(std::move(s3)));
+    } else {
+      XET_ASSIGN_OR_RETURN(node.objects, OpenLocalObjectStore(config.ObjectsPath()));
+    }
     XET_ASSIGN_OR_RETURN(node.secret, LoadOrCreateSecret(config.SecretPath()));
   }
   return node;

@@ -164,6 +164,10 @@ class InstrumentedObjectStore final : public ObjectStore {
   Status Delete(std::string_view key) override {
     return Count(inner_.Delete(key), delete_errors_, reporter_, StorageOp::kWrite);
   }
+  Status List(std::string_view prefix,
+              const std::function<Status(std::string_view, uint64_t)>& visit) override {
+    return Count(inner_.List(prefix, visit), read_errors_, reporter_, StorageOp::kRead, true);
+  }
 
  private:
   static Counter& Errors(Metrics& m, const char* op) {

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -65,6 +66,14 @@ class ObjectStore {
 
   // Removes the object; OK if it was already absent.
   virtual Status Delete(std::string_view key) = 0;
+
+  // Calls `visit` with the key and size of every object whose key starts with `prefix`
+  // ("" = every object), in no particular order, and stops at the first error `visit`
+  // returns (which List returns). Objects stored or deleted while the listing runs may or
+  // may not be visited; nothing else the store keeps (temporary files, unfinished uploads)
+  // is. For the operator's tools (gc, fsck), not the request paths.
+  virtual Status List(std::string_view prefix,
+                      const std::function<Status(std::string_view key, uint64_t size)>& visit) = 0;
 };
 
 // OK if `key` is a valid object key: non-empty, relative, '/'-separated segments of

@@ -214,6 +214,9 @@ class FullDiskObjectStore final : public ObjectStore {
   }
   Result<std::vector<uint8_t>> Get(std::string_view) override { return Status::NotFound("absent"); }
   Status Delete(std::string_view) override { return Status::Ok(); }
+  Status List(std::string_view, const std::function<Status(std::string_view, uint64_t)>&) override {
+    return Status::Ok();
+  }
 };
 
 // The server's decorator: a full disk reaches the handler as a path-free 507 and is

@@ -13,6 +13,7 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "store/object_store.h"
@@ -83,6 +84,37 @@ TEST_P(ObjectStoreContract, PutPartsStoresTheConcatenation) {
   auto again = store_->PutParts("xorbs/ab/parts", parts);
   ASSERT_TRUE(again.ok());
   EXPECT_FALSE(*again);  // never rewritten
+}
+
+TEST_P(ObjectStoreContract, ListVisitsEveryObjectUnderAPrefixOnce) {
+  ASSERT_TRUE(*store_->Put("xorbs/aa/one", Bytes(10, 1)));
+  ASSERT_TRUE(*store_->Put("xorbs/ab/two", Bytes(20, 2)));
+  ASSERT_TRUE(*store_->Put("shards/three", Bytes(30, 3)));
+  ASSERT_TRUE(*store_->Put("xorbs/aa/gone", Bytes(5, 4)));
+  ASSERT_TRUE(store_->Delete("xorbs/aa/gone").ok());
+  const auto list = [&](std::string_view prefix) {
+    std::vector<std::pair<std::string, uint64_t>> seen;
+    const Status st = store_->List(prefix, [&](std::string_view key, uint64_t size) {
+      seen.emplace_back(std::string(key), size);
+      return Status::Ok();
+    });
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    std::sort(seen.begin(), seen.end());
+    return seen;
+  };
+  using Seen = std::vector<std::pair<std::string, uint64_t>>;
+  EXPECT_EQ(list(""), (Seen{{"shards/three", 30}, {"xorbs/aa/one", 10}, {"xorbs/ab/two", 20}}));
+  EXPECT_EQ(list("xorbs/"), (Seen{{"xorbs/aa/one", 10}, {"xorbs/ab/two", 20}}));
+  EXPECT_EQ(list("xorbs/aa"), (Seen{{"xorbs/aa/one", 10}}));
+  EXPECT_EQ(list("nothing/"), Seen{});
+  // The visitor's error stops the listing and is returned.
+  int calls = 0;
+  const Status stopped = store_->List("", [&](std::string_view, uint64_t) {
+    ++calls;
+    return Status::Cancelled("enough");
+  });
+  EXPECT_EQ(stopped.code(), Code::kCancelled);
+  EXPECT_EQ(calls, 1);
 }
 
 TEST_P(ObjectStoreContract, EmptyObject) {

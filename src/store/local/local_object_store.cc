@@ -385,4 +385,33 @@ Status LocalObjectStore::Delete(std::string_view key) {
   return FsyncPath(rel_dir.empty() ? root_ : root_ + "/" + rel_dir);
 }
 
+Status LocalObjectStore::List(
+    std::string_view prefix,
+    const std::function<Status(std::string_view key, uint64_t size)>& visit) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(root_, ec), end;
+  if (ec) return StatusFromErrno("list " + root_, ec.value());
+  const size_t root_len = root_.size() + 1;
+  for (; it != end; it.increment(ec)) {
+    if (ec) return StatusFromErrno("list " + root_, ec.value());
+    const std::string path = it->path().string();
+    const std::string_view name = BaseOf(path);
+    if (name.starts_with('.')) {  // temporary files, and nothing below a dot-directory
+      if (it->is_directory(ec)) it.disable_recursion_pending();
+      continue;
+    }
+    if (!it->is_regular_file(ec)) continue;
+    const std::string_view key = std::string_view(path).substr(root_len);
+    if (!key.starts_with(prefix) || !ValidateObjectKey(key).ok()) continue;
+    const uint64_t size = it->file_size(ec);
+    if (ec) {
+      if (ec == std::errc::no_such_file_or_directory) continue;  // deleted meanwhile
+      return StatusFromErrno("size of " + path, ec.value());
+    }
+    XET_RETURN_IF_ERROR(visit(key, size));
+  }
+  return Status::Ok();
+}
+
 }  // namespace xet

@@ -43,6 +43,8 @@ class LocalObjectStore final : public ObjectStore {
   Result<std::vector<uint8_t>> Get(std::string_view key) override;
   Result<UniqueFd> OpenFile(std::string_view key) override;
   Status Delete(std::string_view key) override;
+  Status List(std::string_view prefix,
+              const std::function<Status(std::string_view key, uint64_t size)>& visit) override;
 
   const std::string& root() const { return root_; }
 
