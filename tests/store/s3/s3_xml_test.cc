@@ -50,8 +50,8 @@ TEST(S3XmlTest, BadListingsAreRefused) {
       "<ListBucketResult><Contents><Size>1</Size></Contents></ListBucketResult>",  // no key
       "<ListBucketResult><Contents><Key>a</Key><Size>-1</Size></Contents></ListBucketResult>",
       "<ListBucketResult><Contents><Key>a</Key><Size>1x</Size></Contents></ListBucketResult>",
-      "<ListBucketResult><Contents><Key>a</Key><Size>18446744073709551616</Size></Contents>"
-      "</ListBucketResult>",                                                   // overflows uint64
+      ("<ListBucketResult><Contents><Key>a</Key><Size>18446744073709551616</Size></Contents>"
+       "</ListBucketResult>"),                                                 // overflows uint64
       "<ListBucketResult><IsTruncated>true</IsTruncated></ListBucketResult>",  // no token
       "<Other/>",                                                              // not a listing
       "<ListBucketResult><a></b></ListBucketResult>",                          // malformed
