@@ -389,23 +389,51 @@ int BucketFs::Symlink(const std::string& target, Ino parent, const std::string& 
                       const FsCaller& caller, Ino* ino, NodeAttr* attr) {
   if (options_.read_only) return EROFS;
   if (target.empty() || target.size() > kMaxSymlinkTargetBytes) return ENAMETOOLONG;
+  *attr = NewNodeAttr(NodeKind::kSymlink, 0777, caller.uid, caller.gid, 0);
+  attr->target = target;
+  attr->size = target.size();
+  return AddContentless(parent, name, ino, attr);
+}
+
+int BucketFs::MkNod(Ino parent, const std::string& name, uint32_t mode, uint64_t rdev,
+                    const FsCaller& caller, Ino* ino, NodeAttr* attr) {
+  if (options_.read_only) return EROFS;
+  const uint32_t type = mode & S_IFMT;
+  if (type == 0 || type == S_IFREG) {
+    // An empty regular file, as open(O_CREAT | O_EXCL) and close make it.
+    uint64_t fh = 0;
+    if (int err = Create(parent, name, mode & 07777, O_WRONLY | O_EXCL, caller, ino, attr, &fh);
+        err != 0) {
+      return err;
+    }
+    Release(fh);
+    return 0;
+  }
+  const std::optional<NodeKind> kind = KindOfType(type);
+  if (!kind || !IsSpecialKind(*kind)) return EINVAL;
+  const bool device = *kind == NodeKind::kCharDevice || *kind == NodeKind::kBlockDevice;
+  if (device && rdev > kMaxPosixRdev) return EINVAL;
+  *attr = NewNodeAttr(*kind, mode, caller.uid, caller.gid, 0);
+  attr->rdev = device ? static_cast<uint32_t>(rdev) : 0;
+  return AddContentless(parent, name, ino, attr);
+}
+
+int BucketFs::AddContentless(Ino parent, const std::string& name, Ino* ino, NodeAttr* attr) {
   MutexLock ns(ns_mu_);
   std::string path;
   NodeAttr dir;
   if (int err = ChildPath(parent, name, &path, &dir); err != 0) return err;
   NodeAttr existing;
   if (meta_.Stat(path, &existing).ok()) return EEXIST;
-  *attr = NewNodeAttr(NodeKind::kSymlink, 0777, caller.uid, caller.gid, NowMs());
+  attr->mtime_ms = attr->atime_ms = attr->ctime_ms = NowMs();
   InheritGroup(dir, attr);
-  attr->target = target;
-  attr->size = target.size();
   std::vector<RemoteOp> ops;
   std::vector<std::pair<std::string, NodeAttr>> touched;
   if (int err = TouchParentOp(path, attr->mtime_ms, &ops, &touched); err != 0) return err;
   RemoteOp op;
   op.kind = RemoteOp::Kind::kAddFile;
   op.path = RemotePath(path);
-  op.xet_hash = Hash{};  // a symbolic link's entry is the empty file
+  op.xet_hash = Hash{};  // the entry is the empty file
   op.mtime_ms = attr->mtime_ms;
   op.posix = PosixFromAttr(*attr);
   ops.push_back(std::move(op));
