@@ -213,10 +213,12 @@ int BucketFs::PreserveOpenContent(Ino parent, const std::string& name) {
   return s.ok() ? 0 : ToErrno(s, "keeping an unlinked open file");
 }
 
-// An open file losing its name keeps its attributes for fstat and fchmod while open.
+// An open file losing its name keeps its attributes for fstat and fchmod while open. So
+// does a special file the kernel knows (a FIFO or socket may be open without the mount
+// seeing it) until the kernel forgets it.
 void BucketFs::KeepDetachedAttr(const std::string& path, const NodeAttr& attr) {
   auto ino = inodes_.Find(path);
-  if (!ino || !FindState(*ino)) return;
+  if (!ino || (!IsSpecialKind(attr.kind) && !FindState(*ino))) return;
   NodeAttr kept = attr;
   kept.unlinked = true;
   MutexLock lock(mu_);
@@ -242,21 +244,26 @@ int BucketFs::Lookup(Ino parent, const std::string& name, Ino* ino, NodeAttr* at
   return 0;
 }
 
-void BucketFs::Forget(Ino ino, uint64_t n) { inodes_.Forget(ino, n); }
+void BucketFs::Forget(Ino ino, uint64_t n) {
+  if (!inodes_.Forget(ino, n)) return;
+  // A detached special file's attributes go with its inode (an open file's with its state).
+  MutexLock lock(mu_);
+  if (files_.count(ino) == 0) detached_.erase(ino);
+}
 
 int BucketFs::GetAttr(Ino ino, NodeAttr* attr) {
   std::string path;
   if (int err = PathOf(ino, &path); err != 0) {
     auto st = FindState(ino);
-    if (!st) return err;
-    // Unlinked but open: what it was when unlinked, with its current size.
+    // Unlinked but open (or a special file): what it was when unlinked, with its current
+    // size.
     {
       MutexLock lock(mu_);
       auto it = detached_.find(ino);
       if (it == detached_.end()) return err;
       *attr = it->second;
     }
-    attr->size = st->size.load();
+    if (st) attr->size = st->size.load();
     return 0;
   }
   if (int err = StatPath(path, attr); err != 0) return err;

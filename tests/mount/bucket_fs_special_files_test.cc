@@ -203,5 +203,37 @@ TEST_F(BucketFsSpecialFilesTest, ChmodChownTimesRenameAndUnlinkWorkOnThem) {
   EXPECT_EQ(fs_->RmDir(kRootIno, "d"), 0);
 }
 
+// A FIFO may be open (in the kernel, unseen by the mount) when its name goes: fstat still
+// answers, with st_nlink 0, until the kernel forgets the inode.
+TEST_F(BucketFsSpecialFilesTest, AnUnlinkedSpecialFileKeepsItsAttributesUntilForgotten) {
+  Ino ino = 0, looked = 0;
+  NodeAttr attr;
+  ASSERT_EQ(fs_->MkNod(kRootIno, "p", S_IFIFO | 0640, 0, caller_, &ino, &attr), 0);
+  ASSERT_EQ(fs_->Lookup(kRootIno, "p", &looked, &attr), 0);  // the kernel's second lookup
+  ASSERT_EQ(looked, ino);
+  ASSERT_EQ(fs_->Unlink(kRootIno, "p"), 0);
+  ASSERT_EQ(fs_->GetAttr(ino, &attr), 0);
+  EXPECT_EQ(attr.kind, NodeKind::kFifo);
+  EXPECT_EQ(attr.mode, 0640u);
+  EXPECT_TRUE(attr.unlinked);
+  // fchmod through the open FIFO: kept with it, not sent anywhere.
+  SetAttrRequest req;
+  req.mode = 0600;
+  ASSERT_EQ(fs_->SetAttr(ino, req, caller_, &attr), 0);
+  EXPECT_EQ(attr.mode, 0600u);
+  EXPECT_TRUE(RemoteFiles().empty());
+  fs_->Forget(ino, 1);
+  EXPECT_EQ(fs_->GetAttr(ino, &attr), 0);  // one lookup left
+  fs_->Forget(ino, 1);
+  EXPECT_EQ(fs_->GetAttr(ino, &attr), ENOENT);
+  // A new node of the same name is another inode.
+  Ino again = 0;
+  ASSERT_EQ(fs_->MkNod(kRootIno, "p", S_IFSOCK | 0644, 0, caller_, &again, &attr), 0);
+  EXPECT_NE(again, ino);
+  ASSERT_EQ(fs_->GetAttr(again, &attr), 0);
+  EXPECT_EQ(attr.kind, NodeKind::kSocket);
+  EXPECT_FALSE(attr.unlinked);
+}
+
 }  // namespace
 }  // namespace xet
