@@ -910,6 +910,26 @@ def mkfifo_basic(t):
 
 
 @case
+def mkfifo_open_unlinked(t):
+    p = t.p("fifo")
+    t.must(os.mkfifo, p, 0o640)
+    fd = t.must(os.open, p, os.O_RDWR)
+    try:
+        t.must(os.unlink, p)
+        t.absent(p)
+        st = t.ok(os.fstat, fd, what="fstat of an unlinked open FIFO")
+        if st is not None:
+            t.eq(stat.S_ISFIFO(st.st_mode), True, "still a FIFO")
+            t.eq(st.st_nlink, 0, "st_nlink of an unlinked FIFO")
+        t.ok(os.fchmod, fd, 0o600, what="fchmod of an unlinked open FIFO")
+        os.write(fd, b"still a pipe")
+        t.eq(os.read(fd, 100), b"still a pipe", "data through an unlinked FIFO")
+    finally:
+        os.close(fd)
+    t.eq(os.listdir(t.d), [], "nothing left")
+
+
+@case
 def mkfifo_errors(t):
     t.mkfile("f")
     t.mkdir("d")
