@@ -7,9 +7,11 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "client/bucket_transfer/remote_connection.h"
 #include "mount/bucket_fs.h"
@@ -201,6 +203,40 @@ TEST_F(BucketFsSpecialFilesTest, ChmodChownTimesRenameAndUnlinkWorkOnThem) {
   EXPECT_TRUE(RemoteFiles().empty());
   EXPECT_EQ(fs_->Lookup(dir, "p", &ino, &attr), ENOENT);
   EXPECT_EQ(fs_->RmDir(kRootIno, "d"), 0);
+}
+
+// The server stores no ctime: a chmod's ctime outlives the listing refreshes that follow
+// (another batch moved the bucket's generation on), as long as the entry is unchanged.
+TEST_F(BucketFsSpecialFilesTest, ChangeTimeSurvivesAListingRefresh) {
+  Ino ino = 0;
+  NodeAttr attr;
+  ASSERT_EQ(fs_->MkNod(kRootIno, "p", S_IFIFO | 0644, 0, caller_, &ino, &attr), 0);
+  const int64_t made = attr.mtime_ms;
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  SetAttrRequest req;
+  req.mode = 0600;
+  ASSERT_EQ(fs_->SetAttr(ino, req, caller_, &attr), 0);
+  const int64_t changed = attr.ctime_ms;
+  ASSERT_GT(changed, made);
+  Ino other = 0;
+  ASSERT_EQ(fs_->MkNod(kRootIno, "q", S_IFIFO | 0644, 0, caller_, &other, &attr), 0);
+  ASSERT_EQ(fs_->GetAttr(ino, &attr), 0);  // TTL 0: listed again from the server
+  EXPECT_EQ(attr.mode, 0600u);
+  EXPECT_EQ(attr.mtime_ms, made);
+  EXPECT_EQ(attr.ctime_ms, changed);
+  // Changed by another client (a new mtime): the ctime is the server's, the new mtime.
+  RemoteOp op;
+  op.kind = RemoteOp::Kind::kSetMetadata;
+  op.path = "p";
+  op.mtime_ms = made - 1000;
+  op.posix = RemotePosix{S_IFIFO | 0640, 0, 0, 0, "", {}};
+  const RemoteOp ops[] = {op};
+  auto outcome = conn_->hub().Batch("team/fs", ops);
+  ASSERT_TRUE(outcome.ok() && outcome->failed.empty());
+  ASSERT_EQ(fs_->GetAttr(ino, &attr), 0);
+  EXPECT_EQ(attr.mode, 0640u);
+  EXPECT_EQ(attr.mtime_ms, made - 1000);
+  EXPECT_EQ(attr.ctime_ms, made - 1000);
 }
 
 // A FIFO may be open (in the kernel, unseen by the mount) when its name goes: fstat still
