@@ -213,10 +213,12 @@ int BucketFs::PreserveOpenContent(Ino parent, const std::string& name) {
   return s.ok() ? 0 : ToErrno(s, "keeping an unlinked open file");
 }
 
-// An open file losing its name keeps its attributes for fstat and fchmod while open.
+// An open file losing its name keeps its attributes for fstat and fchmod while open. So
+// does a special file the kernel knows (a FIFO or socket may be open without the mount
+// seeing it) until the kernel forgets it.
 void BucketFs::KeepDetachedAttr(const std::string& path, const NodeAttr& attr) {
   auto ino = inodes_.Find(path);
-  if (!ino || !FindState(*ino)) return;
+  if (!ino || (!IsSpecialKind(attr.kind) && !FindState(*ino))) return;
   NodeAttr kept = attr;
   kept.unlinked = true;
   MutexLock lock(mu_);
@@ -242,21 +244,26 @@ int BucketFs::Lookup(Ino parent, const std::string& name, Ino* ino, NodeAttr* at
   return 0;
 }
 
-void BucketFs::Forget(Ino ino, uint64_t n) { inodes_.Forget(ino, n); }
+void BucketFs::Forget(Ino ino, uint64_t n) {
+  if (!inodes_.Forget(ino, n)) return;
+  // A detached special file's attributes go with its inode (an open file's with its state).
+  MutexLock lock(mu_);
+  if (files_.count(ino) == 0) detached_.erase(ino);
+}
 
 int BucketFs::GetAttr(Ino ino, NodeAttr* attr) {
   std::string path;
   if (int err = PathOf(ino, &path); err != 0) {
     auto st = FindState(ino);
-    if (!st) return err;
-    // Unlinked but open: what it was when unlinked, with its current size.
+    // Unlinked but open (or a special file): what it was when unlinked, with its current
+    // size.
     {
       MutexLock lock(mu_);
       auto it = detached_.find(ino);
       if (it == detached_.end()) return err;
       *attr = it->second;
     }
-    attr->size = st->size.load();
+    if (st) attr->size = st->size.load();
     return 0;
   }
   if (int err = StatPath(path, attr); err != 0) return err;
@@ -389,23 +396,51 @@ int BucketFs::Symlink(const std::string& target, Ino parent, const std::string& 
                       const FsCaller& caller, Ino* ino, NodeAttr* attr) {
   if (options_.read_only) return EROFS;
   if (target.empty() || target.size() > kMaxSymlinkTargetBytes) return ENAMETOOLONG;
+  *attr = NewNodeAttr(NodeKind::kSymlink, 0777, caller.uid, caller.gid, 0);
+  attr->target = target;
+  attr->size = target.size();
+  return AddContentless(parent, name, ino, attr);
+}
+
+int BucketFs::MkNod(Ino parent, const std::string& name, uint32_t mode, uint64_t rdev,
+                    const FsCaller& caller, Ino* ino, NodeAttr* attr) {
+  if (options_.read_only) return EROFS;
+  const uint32_t type = mode & S_IFMT;
+  if (type == 0 || type == S_IFREG) {
+    // An empty regular file, as open(O_CREAT | O_EXCL) and close make it.
+    uint64_t fh = 0;
+    if (int err = Create(parent, name, mode & 07777, O_WRONLY | O_EXCL, caller, ino, attr, &fh);
+        err != 0) {
+      return err;
+    }
+    Release(fh);
+    return 0;
+  }
+  const std::optional<NodeKind> kind = KindOfType(type);
+  if (!kind || !IsSpecialKind(*kind)) return EINVAL;
+  const bool device = *kind == NodeKind::kCharDevice || *kind == NodeKind::kBlockDevice;
+  if (device && rdev > kMaxPosixRdev) return EINVAL;
+  *attr = NewNodeAttr(*kind, mode, caller.uid, caller.gid, 0);
+  attr->rdev = device ? static_cast<uint32_t>(rdev) : 0;
+  return AddContentless(parent, name, ino, attr);
+}
+
+int BucketFs::AddContentless(Ino parent, const std::string& name, Ino* ino, NodeAttr* attr) {
   MutexLock ns(ns_mu_);
   std::string path;
   NodeAttr dir;
   if (int err = ChildPath(parent, name, &path, &dir); err != 0) return err;
   NodeAttr existing;
   if (meta_.Stat(path, &existing).ok()) return EEXIST;
-  *attr = NewNodeAttr(NodeKind::kSymlink, 0777, caller.uid, caller.gid, NowMs());
+  attr->mtime_ms = attr->atime_ms = attr->ctime_ms = NowMs();
   InheritGroup(dir, attr);
-  attr->target = target;
-  attr->size = target.size();
   std::vector<RemoteOp> ops;
   std::vector<std::pair<std::string, NodeAttr>> touched;
   if (int err = TouchParentOp(path, attr->mtime_ms, &ops, &touched); err != 0) return err;
   RemoteOp op;
   op.kind = RemoteOp::Kind::kAddFile;
   op.path = RemotePath(path);
-  op.xet_hash = Hash{};  // a symbolic link's entry is the empty file
+  op.xet_hash = Hash{};  // the entry is the empty file
   op.mtime_ms = attr->mtime_ms;
   op.posix = PosixFromAttr(*attr);
   ops.push_back(std::move(op));

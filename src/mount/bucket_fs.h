@@ -82,6 +82,15 @@ class BucketFs {
             NodeAttr* attr);
   int Symlink(const std::string& target, Ino parent, const std::string& name,
               const FsCaller& caller, Ino* ino, NodeAttr* attr);
+  // mknod(2), mkfifo(3), bind(2) of a socket: `mode` holds the type bits. A FIFO, socket
+  // or device node is an entry without content (its posix carries the type, and `rdev` for
+  // a device; rdev is ignored for the others), created in one batch with its directory's
+  // times, as Symlink; a regular file (type S_IFREG, or none) is created empty as by Create
+  // and committed in the background. EINVAL for another type or a device number past 32
+  // bits; EEXIST, ENOTDIR, ENAMETOOLONG, EROFS as for every new name. Only the kernel
+  // decides who may make a device node (CAP_MKNOD, checked before the request gets here).
+  int MkNod(Ino parent, const std::string& name, uint32_t mode, uint64_t rdev,
+            const FsCaller& caller, Ino* ino, NodeAttr* attr);
   int Unlink(Ino parent, const std::string& name);
   int RmDir(Ino parent, const std::string& name);
   // flags: 0 or RENAME_NOREPLACE (RENAME_EXCHANGE: EINVAL).
@@ -134,6 +143,10 @@ class BucketFs {
   int ChildPath(Ino parent, const std::string& name, std::string* path,
                 NodeAttr* parent_attr = nullptr);
   static void InheritGroup(const NodeAttr& dir, NodeAttr* attr);
+  // Creates an entry without content (a symbolic link or special file) described by
+  // `*attr` (kind, mode, owner, target or rdev; times and group are set here): one batch
+  // of addFile with the empty file's hash and the parent's times.
+  int AddContentless(Ino parent, const std::string& name, Ino* ino, NodeAttr* attr);
   int PreserveOpenContent(Ino parent, const std::string& name);
   void KeepDetachedAttr(const std::string& path, const NodeAttr& attr);
   std::string RemotePath(const std::string& path) const;

@@ -118,6 +118,7 @@ int BucketFs::Open(Ino ino, int flags, uint64_t* fh, bool* keep_cache) {
   if (int err = GetAttr(ino, &attr); err != 0) return err;
   if (attr.kind == NodeKind::kDirectory) return EISDIR;
   if (attr.kind == NodeKind::kSymlink) return ELOOP;
+  if (IsSpecialKind(attr.kind)) return ENXIO;  // the kernel opens these itself, never here
   if (Writable(flags) && options_.read_only) return EROFS;
   auto st = PinState(ino, attr);
   int err = 0;

@@ -54,6 +54,7 @@ struct stat ToStat(Ino ino, const NodeAttr& a) {
   st.st_nlink = a.unlinked ? 0 : a.kind == NodeKind::kDirectory ? 2 : 1;
   st.st_uid = a.uid;
   st.st_gid = a.gid;
+  st.st_rdev = a.rdev;
   st.st_size = static_cast<off_t>(a.size);
   st.st_blksize = 1 << 20;
   st.st_blocks = static_cast<blkcnt_t>((a.size + 511) / 512);
@@ -210,22 +211,17 @@ void OnRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t ne
 
 void OnLink(fuse_req_t req, fuse_ino_t, fuse_ino_t, const char*) { fuse_reply_err(req, EPERM); }
 
-void OnMknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t) {
-  if (!S_ISREG(mode)) {
-    fuse_reply_err(req, EPERM);  // no device nodes, FIFOs or sockets (docs/MOUNT.md)
-    return;
-  }
+// mkfifo, mknod and bind(2) of a socket (the kernel checks CAP_MKNOD for device nodes
+// before asking, and handles every open of a FIFO, socket or device node itself).
+void OnMknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
   Ino ino = 0;
   NodeAttr attr;
-  uint64_t fh = 0;
   const mode_t umask = fuse_req_ctx(req)->umask;
-  if (int err = Fs(req).Create(parent, name, mode & ~umask, O_WRONLY | O_EXCL, Caller(req), &ino,
-                               &attr, &fh);
+  if (int err = Fs(req).MkNod(parent, name, mode & ~umask, rdev, Caller(req), &ino, &attr);
       err != 0) {
     fuse_reply_err(req, err);
     return;
   }
-  Fs(req).Release(fh);
   ReplyEntry(req, ino, attr);
 }
 

@@ -60,18 +60,19 @@ std::optional<std::string> InodeTable::Path(Ino ino) const {
   return it->second.path;
 }
 
-void InodeTable::Forget(Ino ino, uint64_t n) {
-  if (ino == kRootIno) return;
+bool InodeTable::Forget(Ino ino, uint64_t n) {
+  if (ino == kRootIno) return false;
   MutexLock lock(mu_);
   auto it = nodes_.find(ino);
-  if (it == nodes_.end()) return;
+  if (it == nodes_.end()) return false;
   it->second.lookups = n >= it->second.lookups ? 0 : it->second.lookups - n;
-  if (it->second.lookups > 0) return;
+  if (it->second.lookups > 0) return false;
   if (it->second.path) {
     auto p = by_path_.find(*it->second.path);
     if (p != by_path_.end() && p->second == ino) by_path_.erase(p);
   }
   nodes_.erase(it);
+  return true;
 }
 
 void InodeTable::DetachLocked(const std::string& path) {

@@ -29,8 +29,9 @@ class InodeTable {
   std::optional<Ino> Find(const std::string& path) const;
   // The path of `ino`; nullopt when unknown or detached (unlinked).
   std::optional<std::string> Path(Ino ino) const;
-  // Drops `n` kernel lookups; the inode is freed when none remain.
-  void Forget(Ino ino, uint64_t n);
+  // Drops `n` kernel lookups; the inode is freed when none remain. True when this call
+  // freed it.
+  bool Forget(Ino ino, uint64_t n);
   // Detaches the inode at `path` and every one below it (unlink, rmdir, replaced by a
   // rename).
   void Detach(const std::string& path);

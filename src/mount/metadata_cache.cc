@@ -109,6 +109,15 @@ Status MetadataCache::Refresh(const std::string& dir) {
   MutexLock lock(mu_);
   listings_fetched_ += 1;
   Dir& d = dirs_[dir];
+  // The server keeps no ctime (a listed entry's is its mtime): an entry that did not change
+  // since this mount knew it keeps the later ctime this mount gave it (chmod, chown, ...).
+  for (auto& [name, attr] : children) {
+    auto old = d.children.find(name);
+    if (old != d.children.end() && old->second.kind == attr.kind &&
+        old->second.mtime_ms == attr.mtime_ms && old->second.ctime_ms > attr.ctime_ms) {
+      attr.ctime_ms = old->second.ctime_ms;
+    }
+  }
   d.children = std::move(children);
   d.valid = true;
   d.checked_ms = started;

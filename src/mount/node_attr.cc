@@ -10,10 +10,39 @@ uint32_t TypeBits(NodeKind kind) {
       return S_IFDIR;
     case NodeKind::kSymlink:
       return S_IFLNK;
+    case NodeKind::kFifo:
+      return S_IFIFO;
+    case NodeKind::kSocket:
+      return S_IFSOCK;
+    case NodeKind::kCharDevice:
+      return S_IFCHR;
+    case NodeKind::kBlockDevice:
+      return S_IFBLK;
     case NodeKind::kFile:
       break;
   }
   return S_IFREG;
+}
+
+std::optional<NodeKind> KindOfType(uint32_t type) {
+  switch (type) {
+    case S_IFREG:
+      return NodeKind::kFile;
+    case S_IFDIR:
+      return NodeKind::kDirectory;
+    case S_IFLNK:
+      return NodeKind::kSymlink;
+    case S_IFIFO:
+      return NodeKind::kFifo;
+    case S_IFSOCK:
+      return NodeKind::kSocket;
+    case S_IFCHR:
+      return NodeKind::kCharDevice;
+    case S_IFBLK:
+      return NodeKind::kBlockDevice;
+    default:
+      return std::nullopt;
+  }
 }
 
 NodeAttr AttrFromRemote(const RemoteEntry& entry, const MountOptions& options) {
@@ -32,6 +61,12 @@ NodeAttr AttrFromRemote(const RemoteEntry& entry, const MountOptions& options) {
       a.kind = NodeKind::kSymlink;
       a.target = p.target;
       a.size = p.target.size();
+    } else if (auto kind = KindOfType(p.mode & S_IFMT);
+               kind && IsSpecialKind(*kind) && !entry.is_directory) {
+      // A special file (its entry is the empty file: protocol/posix_metadata.h).
+      a.kind = *kind;
+      a.size = 0;
+      a.rdev = p.rdev;
     }
     a.mode = p.mode & 07777;
     a.uid = p.uid;
@@ -51,6 +86,9 @@ RemotePosix PosixFromAttr(const NodeAttr& attr) {
   p.gid = attr.gid;
   p.atime_ms = attr.atime_ms;
   if (attr.kind == NodeKind::kSymlink) p.target = attr.target;
+  if (attr.kind == NodeKind::kCharDevice || attr.kind == NodeKind::kBlockDevice) {
+    p.rdev = attr.rdev;
+  }
   p.xattrs = attr.xattrs;
   return p;
 }

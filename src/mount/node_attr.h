@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,11 +15,19 @@
 
 namespace xet {
 
-enum class NodeKind { kFile, kDirectory, kSymlink };
+// kFifo, kSocket, kCharDevice and kBlockDevice are special files: entries without content
+// whose I/O the kernel handles itself (the mount never sees their reads and writes).
+enum class NodeKind { kFile, kDirectory, kSymlink, kFifo, kSocket, kCharDevice, kBlockDevice };
+
+// FIFOs, sockets and device nodes.
+inline bool IsSpecialKind(NodeKind kind) {
+  return kind == NodeKind::kFifo || kind == NodeKind::kSocket || kind == NodeKind::kCharDevice ||
+         kind == NodeKind::kBlockDevice;
+}
 
 struct NodeAttr {
   NodeKind kind = NodeKind::kFile;
-  uint64_t size = 0;  // files: content bytes; symlinks: target length
+  uint64_t size = 0;  // files: content bytes; symlinks: target length; special files: 0
   Hash hash;          // files: the committed content's Xet hash
   int64_t mtime_ms = 0;
   int64_t atime_ms = 0;
@@ -27,6 +36,7 @@ struct NodeAttr {
   uint32_t uid = 0;
   uint32_t gid = 0;
   std::string target;                                       // symlinks
+  uint32_t rdev = 0;                                        // device nodes: st_rdev
   std::vector<std::pair<std::string, std::string>> xattrs;  // sorted by name
   // The entry carries POSIX metadata on the server (directories: an explicit entry).
   bool has_posix = false;
@@ -51,5 +61,8 @@ NodeAttr NewNodeAttr(NodeKind kind, uint32_t mode, uint32_t uid, uint32_t gid, i
 
 // st_mode type bits of a kind.
 uint32_t TypeBits(NodeKind kind);
+
+// The kind of st_mode type bits `type` (S_IFMT bits only); nullopt for none of them.
+std::optional<NodeKind> KindOfType(uint32_t type);
 
 }  // namespace xet

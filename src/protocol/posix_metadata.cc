@@ -101,10 +101,11 @@ size_t JsonDepthBeyond(std::string_view text, size_t limit) {
 
 Status ValidatePosix(const PosixMetadata& p) {
   const uint32_t type = p.type();
-  if (type != kPosixRegular && type != kPosixDirectory && type != kPosixSymlink) {
+  if (type != kPosixRegular && type != kPosixDirectory && type != kPosixSymlink && !p.IsSpecial()) {
     return Bad(
         "\"mode\" must have the type bits of a regular file (0100000), a directory "
-        "(0040000) or a symbolic link (0120000)");
+        "(0040000), a symbolic link (0120000), a FIFO (0010000), a socket (0140000) or a "
+        "character (0020000) or block (0060000) device");
   }
   if ((p.mode & ~(kPosixTypeMask | kPosixPermissionMask)) != 0) {
     return Bad("\"mode\" has bits outside the type and 07777");
@@ -118,6 +119,7 @@ Status ValidatePosix(const PosixMetadata& p) {
   } else if (!p.target.empty()) {
     return Bad("\"target\" is only for symbolic links");
   }
+  if (p.rdev != 0 && !p.IsDevice()) return Bad("\"rdev\" is only for device nodes");
   if (p.atime_ms < 0 || p.atime_ms > kMaxPosixTimeMs) {
     return Bad("\"atime\" must be between 0 and 253402300799999 (unix milliseconds)");
   }
@@ -163,6 +165,9 @@ Result<PosixMetadata> PosixFromJson(const json& j) {
   p.gid = static_cast<uint32_t>(gid);
   XET_ASSIGN_OR_RETURN(const uint64_t atime, UintField(j, "atime", kMaxPosixTimeMs, &present));
   p.atime_ms = static_cast<int64_t>(atime);
+  XET_ASSIGN_OR_RETURN(const uint64_t rdev, UintField(j, "rdev", kMaxPosixRdev, &present));
+  if (present && !p.IsDevice()) return Bad("\"rdev\" is only for device nodes");
+  p.rdev = static_cast<uint32_t>(rdev);
   if (auto it = j.find("target"); it != j.end() && !it->is_null()) {
     if (!it->is_string()) return Bad("\"target\" must be a string");
     const auto& s = it->get_ref<const std::string&>();
@@ -195,6 +200,7 @@ json PosixToJson(const PosixMetadata& p) {
   j["gid"] = p.gid;
   if (p.atime_ms != 0) j["atime"] = p.atime_ms;
   if (!p.target.empty()) j["target"] = p.target;
+  if (p.IsDevice()) j["rdev"] = p.rdev;
   if (!p.xattrs.empty()) {
     json x = json::object();
     for (const auto& [name, value] : p.xattrs) x[name] = Base64Encode(value);

@@ -76,8 +76,9 @@ struct BucketOp {
     // Fails ("a file exists at PATH") when a file entry is at path.
     kAddDirectory,
     // Replaces the posix metadata (and mtime_ms unless 0) of the entry at path, keeping its
-    // content: a file entry (posix a regular file, or a symbolic link if it points at the
-    // empty file), a directory entry, or an implied directory (one with entries below it),
+    // content: a file entry (posix a regular file, or a symbolic link or special file if it
+    // points at the empty file), a directory entry, or an implied directory (one with
+    // entries below it),
     // which gets a directory entry. Fails ("nothing at PATH") otherwise.
     kSetMetadata,
   };
@@ -89,8 +90,9 @@ struct BucketOp {
   std::string source_bucket;  // kCopyFile, kCopyPrefix: "NAMESPACE/BUCKET"
   std::string from;           // kCopyPrefix, kMovePrefix: source path or directory
   std::string to;             // kCopyPrefix, kMovePrefix: target path or directory
-  // kAddFile (posix of a regular file or symbolic link; a symbolic link's file_hash is zero
-  // and needs no registered file), kAddDirectory (a directory's), kSetMetadata (required).
+  // kAddFile (posix of a regular file, symbolic link or special file; a symbolic link's or
+  // special file's file_hash is zero and needs no registered file), kAddDirectory (a directory's),
+  // kSetMetadata (required).
   std::optional<PosixMetadata> posix;
   bool no_replace = false;  // kMovePrefix
 };

@@ -70,7 +70,8 @@ void CheckOp(const xet::BatchRequestOp& line) {
       if (op.posix) {
         Check(xet::ValidatePosix(*op.posix).ok(), "invalid posix accepted");
         Check(!op.posix->IsDirectory(), "addFile with a directory's posix");
-        Check(!op.posix->IsSymlink() || op.file_hash.IsZero(), "symbolic link with content");
+        Check(!op.posix->IsContentless() || op.file_hash.IsZero(),
+              "symbolic link or special file with content");
       }
       [[fallthrough]];
     case Kind::kDeleteFile:

@@ -1,5 +1,6 @@
 // The xetstore extensions of the bucket API end to end, on a real `xetstore serve` over
-// loopback: POSIX metadata on files, explicit directories, symbolic links, setMetadata,
+// loopback: POSIX metadata on files, explicit directories, symbolic links, special files
+// (FIFOs, sockets, device nodes), setMetadata,
 // movePrefix's noReplace and the bucket generation, as raw HTTP; malformed posix objects
 // fail their operation with a clear error and store nothing.
 #include <gtest/gtest.h>
@@ -193,6 +194,37 @@ TEST_F(HubPosixApiTest, PosixDirectoriesAndLinksRoundTrip) {
   EXPECT_EQ(Generation(), 3u);
 }
 
+// A FIFO, a socket and a device node are empty files with posix: a stock Hub client sees
+// valid file items of size 0 (the empty file's hash), and resolving one gives no bytes.
+TEST_F(HubPosixApiTest, SpecialFilesAreEmptyFilesToHubClients) {
+  const json fifo = {{"mode", 010640}, {"uid", 5}, {"gid", 6}};
+  const json sock = {{"mode", 0140755}, {"uid", 0}, {"gid", 0}};
+  const json chr = {{"mode", 020620}, {"uid", 0}, {"gid", 5}, {"rdev", 0x8801}};
+  const auto add = [](const std::string& path, const json& posix) {
+    return json{{"type", "addFile"}, {"path", path}, {"xetHash", kZeros}, {"posix", posix}}.dump();
+  };
+  const auto r = Batch({add("p", fifo), add("s", sock), add("dev/tty", chr)});
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json all = Get("/tree?recursive=true");
+  EXPECT_EQ(Names(all), (std::vector<std::string>{"file:dev/tty", "file:p", "file:s"}));
+  for (const json& item : all) {
+    EXPECT_EQ(item["size"], 0) << item;
+    EXPECT_EQ(item["xetHash"], kZeros) << item;
+    EXPECT_TRUE(item["mtime"].is_string()) << item;
+  }
+  EXPECT_EQ(all[0]["posix"], chr);
+  EXPECT_EQ(all[1]["posix"], fifo);
+  EXPECT_EQ(all[2]["posix"], sock);
+  const json info = PathsInfo({"p", "dev/tty"});
+  EXPECT_EQ(Names(info), (std::vector<std::string>{"file:p", "file:dev/tty"}));
+  EXPECT_EQ(info[1]["posix"]["rdev"], 0x8801);
+  const auto res = Fetch("GET", Url("/buckets/ns/b/resolve/p"), {Bearer(admin_)});
+  EXPECT_EQ(res.status, 200) << res.body;
+  EXPECT_TRUE(res.body.empty());
+  EXPECT_EQ(Get("")["totalFiles"], 3);
+  EXPECT_EQ(Get("")["size"], 0);
+}
+
 TEST_F(HubPosixApiTest, MalformedPosixFailsTheOperationAndStoresNothing) {
   const std::string add = R"({"type":"addFile","path":"a","xetHash":")" + hash_ + "\"";
   const std::string big_value(90'000, 'A');  // decodes to more than 64 KiB
@@ -204,7 +236,11 @@ TEST_F(HubPosixApiTest, MalformedPosixFailsTheOperationAndStoresNothing) {
        "larger than 65536"},
       {add + R"(,"posix":{"mode":33188,"uid":0,"gid":0,"xattrs":{"user.v":7}}})",
        "must be a base64 string"},
-      {add + R"(,"posix":{"mode":8612,"uid":0,"gid":0}})", "type bits"},
+      {add + R"(,"posix":{"mode":12708,"uid":0,"gid":0}})", "type bits"},                // 0030644
+      {add + R"(,"posix":{"mode":4516,"uid":0,"gid":0}})", "must be the empty file's"},  // FIFO
+      {add + R"(,"posix":{"mode":4516,"uid":0,"gid":0,"rdev":1}})", "only for device nodes"},
+      {add + R"(,"posix":{"mode":8612,"uid":0,"gid":0,"rdev":4294967296}})",
+       "\"rdev\" must be at most"},
       {add + R"(,"posix":{"mode":33188,"uid":0,"gid":0,"target":"x"}})", "only for symbolic links"},
       {add + R"(,"posix":{"mode":41471,"uid":0,"gid":0,"target":"x"}})",
        "must be the empty file's"},

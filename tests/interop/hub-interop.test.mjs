@@ -347,6 +347,33 @@ test("deleteFiles removes entries: downloadFile returns null, listFiles no longe
   assertSameBytes(new Uint8Array(await blob.arrayBuffer()), expected.get(p), `${p} after deleting others`);
 });
 
+test("special files (a FIFO, a device node) written by a mount are empty files to the stock client", { timeout: TIMEOUT }, async () => {
+  // What `xetstore mount` stores for mkfifo and mknod: the empty file with the xetstore
+  // "posix" extension (docs/SERVER.md), written here as a raw batch.
+  const repo = `buckets/${NS}/special`;
+  await createRepo({ repo, hubUrl, accessToken: adminToken, visibility: "private" });
+  const zeros = "0".repeat(64);
+  const lines = [
+    { type: "addFile", path: "fifo", xetHash: zeros, posix: { mode: 0o10644, uid: 0, gid: 0 } },
+    { type: "addFile", path: "dev/null", xetHash: zeros, posix: { mode: 0o20666, uid: 0, gid: 0, rdev: 0x103 } },
+  ];
+  const res = await fetch(`${hubUrl}/api/${repo}/batch`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${adminToken}`, "Content-Type": "application/x-ndjson" },
+    body: lines.map((l) => JSON.stringify(l)).join("\n") + "\n",
+  });
+  assert.equal(res.status, 200, await res.text());
+  const entries = (await listAll(repo, { recursive: true })).filter((e) => e.type === "file");
+  assert.deepEqual(entries.map((e) => `${e.path}:${e.size}:${e.xetHash}`).sort(), [`dev/null:0:${zeros}`, `fifo:0:${zeros}`]);
+  const info = await pathsInfo({ repo, hubUrl, accessToken: adminToken, fetch: countingFetch(), paths: ["fifo", "dev/null"] });
+  assert.deepEqual(info.map((i) => `${i.path}:${i.size}`).sort(), ["dev/null:0", "fifo:0"]);
+  for (const p of ["fifo", "dev/null"]) {
+    const blob = await downloadFile({ repo, path: p, hubUrl, accessToken: adminToken, fetch: countingFetch() });
+    assert.ok(blob !== null, `downloadFile(${p})`);
+    assert.equal((await blob.arrayBuffer()).byteLength, 0, `bytes of ${p}`);
+  }
+});
+
 test("a private bucket: no token fails, the admin token and a read token for it work, another bucket's token fails", { timeout: TIMEOUT }, async () => {
   const p = "secret/data.bin";
   const bytes = randomBytes(300 * 1024, "private");

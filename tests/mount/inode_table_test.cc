@@ -20,12 +20,13 @@ TEST(InodeTable, ForgetFreesAfterTheLastLookup) {
   InodeTable t;
   const Ino a = t.Lookup("a");
   t.Lookup("a");
-  t.Forget(a, 1);
+  EXPECT_FALSE(t.Forget(a, 1));
   EXPECT_TRUE(t.Path(a).has_value());
-  t.Forget(a, 1);
+  EXPECT_TRUE(t.Forget(a, 1));  // this call freed it
   EXPECT_FALSE(t.Path(a).has_value());
-  EXPECT_NE(t.Lookup("a"), a);  // a new inode for a new lookup
-  t.Forget(kRootIno, 100);      // the root is never freed
+  EXPECT_FALSE(t.Forget(a, 1));           // already gone
+  EXPECT_NE(t.Lookup("a"), a);            // a new inode for a new lookup
+  EXPECT_FALSE(t.Forget(kRootIno, 100));  // the root is never freed
   EXPECT_TRUE(t.Path(kRootIno).has_value());
 }
 

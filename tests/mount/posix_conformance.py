@@ -29,6 +29,7 @@ import errno
 import os
 import pickle
 import shutil
+import socket
 import stat
 import sys
 import threading
@@ -84,13 +85,10 @@ PROFILES = {
     "xetstore": Profile(
         "xetstore",
         "xetstore mount: a bucket entry is one path with POSIX metadata (mode, uid, gid, mtime, "
-        "atime in unix ms, symlink target, xattrs)",
+        "atime in unix ms, symlink target, device number, xattrs)",
         unsupported={
             "link": ((E.EPERM, E.ENOTSUP, E.ENOSYS),
                      "hard links: a bucket entry has exactly one path, no inode to share"),
-            "mkfifo": ((E.EPERM, E.ENOTSUP, E.ENOSYS),
-                       "FIFOs and other special files: the wire contract stores files, "
-                       "directories and symlinks only"),
             "non_utf8_name": ((E.EINVAL, E.EILSEQ),
                               "a name that is not UTF-8: bucket paths are JSON strings"),
             "control_or_backslash_name": ((E.EINVAL,),
@@ -334,6 +332,10 @@ class T:
             return False
 
     # unprivileged ----------------------------------------------------------------------------
+    def need_root(self, why):
+        if os.geteuid() != 0:
+            raise Skip("needs root: " + why)
+
     def need_drop(self):
         if not self.can_drop[0]:
             raise Skip(self.can_drop[1])
@@ -437,7 +439,8 @@ def listdir_set(path):
 def ftype(path):
     m = os.lstat(path).st_mode
     for f, n in ((stat.S_ISREG, "file"), (stat.S_ISDIR, "dir"), (stat.S_ISLNK, "symlink"),
-                 (stat.S_ISFIFO, "fifo")):
+                 (stat.S_ISFIFO, "fifo"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "chr"),
+                 (stat.S_ISBLK, "blk")):
         if f(m):
             return n
     return "other"
@@ -907,6 +910,26 @@ def mkfifo_basic(t):
 
 
 @case
+def mkfifo_open_unlinked(t):
+    p = t.p("fifo")
+    t.must(os.mkfifo, p, 0o640)
+    fd = t.must(os.open, p, os.O_RDWR)
+    try:
+        t.must(os.unlink, p)
+        t.absent(p)
+        st = t.ok(os.fstat, fd, what="fstat of an unlinked open FIFO")
+        if st is not None:
+            t.eq(stat.S_ISFIFO(st.st_mode), True, "still a FIFO")
+            t.eq(st.st_nlink, 0, "st_nlink of an unlinked FIFO")
+        t.ok(os.fchmod, fd, 0o600, what="fchmod of an unlinked open FIFO")
+        os.write(fd, b"still a pipe")
+        t.eq(os.read(fd, 100), b"still a pipe", "data through an unlinked FIFO")
+    finally:
+        os.close(fd)
+    t.eq(os.listdir(t.d), [], "nothing left")
+
+
+@case
 def mkfifo_errors(t):
     t.mkfile("f")
     t.mkdir("d")
@@ -935,6 +958,220 @@ def mkfifo_umask(t):
     finally:
         os.umask(old)
     t.mode(p, 0o640, "FIFO mode 0666 under umask 027", follow=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# mknod: device nodes, FIFOs and regular files by mknod(2); sockets by bind(2)
+
+DEVICES = ((stat.S_IFCHR, 0o640, (1, 3)), (stat.S_IFBLK, 0o660, (8, 1)),
+           (stat.S_IFCHR, 0o600, (0, 0)), (stat.S_IFBLK, 0o644, (4095, 1048575)),
+           (stat.S_IFCHR, 0o7777, (136, 300)))
+
+
+@case
+def mknod_devices(t):
+    t.need_root("device nodes need CAP_MKNOD")
+    for i, (kind, perm, (major, minor)) in enumerate(DEVICES):
+        p = t.p("dev%d" % i)
+        dev = os.makedev(major, minor)
+        if not t.did(os.mknod, p, kind | perm, dev, what="mknod %d:%d" % (major, minor)):
+            continue
+        st = os.lstat(p)
+        t.eq(stat.S_IFMT(st.st_mode), kind, "type of %d:%d" % (major, minor))
+        t.eq_mode(stat.S_IMODE(st.st_mode), perm, "mode of %d:%d" % (major, minor))
+        t.eq((os.major(st.st_rdev), os.minor(st.st_rdev)), (major, minor), "st_rdev")
+        t.eq(st.st_size, 0, "size of a device node")
+        t.eq((st.st_uid, st.st_gid), (os.geteuid(), os.getegid()), "owner of a device node")
+    t.eq(sorted(os.listdir(t.d)), ["dev%d" % i for i in range(len(DEVICES))], "listed")
+    t.eq(sorted(ftype(t.p(n)) for n in os.listdir(t.d)), ["blk", "blk", "chr", "chr", "chr"],
+         "types in the listing")
+
+
+@case
+def mknod_fifo_and_regular(t):
+    p = t.p("fifo")
+    t.must(os.mknod, p, stat.S_IFIFO | 0o604)
+    st = os.lstat(p)
+    t.eq(stat.S_ISFIFO(st.st_mode), True, "mknod S_IFIFO makes a FIFO")
+    t.eq_mode(stat.S_IMODE(st.st_mode), 0o604, "its mode")
+    t.eq(st.st_rdev, 0, "a FIFO has no device number")
+    r = t.p("reg")
+    t.must(os.mknod, r, stat.S_IFREG | 0o640)
+    st = os.lstat(r)
+    t.eq(stat.S_ISREG(st.st_mode), True, "mknod S_IFREG makes a regular file")
+    t.eq_mode(stat.S_IMODE(st.st_mode), 0o640, "its mode")
+    t.eq(st.st_size, 0, "empty")
+    t.eq(t.read(r), b"", "reads empty")
+    t.must(os.mknod, t.p("notype"), 0o600)
+    t.eq(ftype(t.p("notype")), "file", "mknod without a type makes a regular file")
+    write_at(r, 0, b"written")
+    t.eq(t.read(r), b"written", "a regular file by mknod takes writes")
+
+
+@case
+def mknod_errors(t):
+    t.need_root("device nodes need CAP_MKNOD")
+    t.mkfile("f")
+    t.mkdir("d")
+    t.must(os.mkfifo, t.p("p"))
+    for what, p in (("a file", "f"), ("a dir", "d"), ("a FIFO", "p")):
+        t.err(E.EEXIST, os.mknod, t.p(p), stat.S_IFCHR | 0o644, os.makedev(1, 3),
+              what="mknod over " + what)
+        t.err(E.EEXIST, os.mkfifo, t.p(p), what="mkfifo over " + what)
+    t.err(E.ENOENT, os.mknod, t.p("missing", "x"), stat.S_IFIFO | 0o644, what="in a missing dir")
+    t.err(E.ENOTDIR, os.mknod, t.p("f", "x"), stat.S_IFIFO | 0o644, what="below a file")
+    t.err(E.ENOTDIR, os.mknod, t.p("p", "x"), stat.S_IFIFO | 0o644, what="below a FIFO")
+    t.err(E.ENAMETOOLONG, os.mknod, t.p("n" * 256), stat.S_IFCHR | 0o644, 0,
+          what="256-byte name")
+    t.ok(os.mknod, t.p("n" * 255), stat.S_IFBLK | 0o644, os.makedev(7, 0), what="255-byte name")
+    t.ok(os.mkfifo, t.p("f" * 255), what="mkfifo with a 255-byte name")
+    t.ok(os.mknod, t.p("d", "s" * 255), stat.S_IFSOCK | 0o644, what="S_IFSOCK, 255-byte name")
+    t.eq(ftype(t.p("d", "s" * 255)), "socket", "mknod S_IFSOCK makes a socket")
+    # The kernel's checks: a directory by mknod is EPERM, an unknown type EINVAL.
+    t.err(E.EPERM, os.mknod, t.p("dd"), stat.S_IFDIR | 0o755, what="mknod S_IFDIR")
+    t.err(E.EINVAL, os.mknod, t.p("bad"), 0o030644, what="mknod with an unknown type")
+    t.absent(t.p("dd"))
+    t.absent(t.p("bad"))
+    t.eq(ftype(t.p("f")), "file", "the file is untouched")
+
+
+@case
+def mknod_nonroot(t):
+    pub = open_dir_for_all(t)
+    # Only CAP_MKNOD makes device nodes; FIFOs and sockets anyone who may write the directory.
+    t.user_err(E.EPERM, lambda: os.mknod(os.path.join(pub, "c"), stat.S_IFCHR | 0o644,
+                                         os.makedev(1, 3)), "mknod of a character device")
+    t.user_err(E.EPERM, lambda: os.mknod(os.path.join(pub, "b"), stat.S_IFBLK | 0o644,
+                                         os.makedev(8, 1)), "mknod of a block device")
+    t.absent(os.path.join(pub, "c"))
+    t.absent(os.path.join(pub, "b"))
+    t.user_ok(lambda: os.mknod(os.path.join(pub, "p"), stat.S_IFIFO | 0o640),
+              "mknod of a FIFO in a 0777 dir")
+    t.user_ok(lambda: os.mkfifo(os.path.join(pub, "q"), 0o600), "mkfifo in a 0777 dir")
+    st = os.lstat(os.path.join(pub, "p"))
+    t.eq((st.st_uid, st.st_gid), (NOBODY, NOBODY), "owner of a FIFO made by uid 65534")
+    t.eq(stat.S_ISFIFO(st.st_mode), True, "type of a FIFO made by uid 65534")
+    t.user_err(E.EACCES, lambda: os.mknod(t.p("x"), stat.S_IFIFO | 0o644),
+               "mknod of a FIFO in a 0755 root dir")
+    t.user_err(E.EACCES, lambda: os.mknod(t.p("y"), stat.S_IFCHR | 0o644, 0),
+               "mknod of a device in a 0755 root dir")
+    t.absent(t.p("x"))
+    # The owner of a FIFO may chmod it; another user may not, nor remove it from a sticky dir.
+    t.user_ok(lambda: os.chmod(os.path.join(pub, "p"), 0o604), "chmod of its own FIFO")
+    t.mode(os.path.join(pub, "p"), 0o604, "mode after the owner's chmod", follow=False)
+    t.must(os.mkfifo, os.path.join(pub, "rootfifo"), 0o666)
+    t.user_err(E.EPERM, lambda: os.chmod(os.path.join(pub, "rootfifo"), 0o600),
+               "chmod of root's FIFO")
+    os.chmod(pub, 0o1777)
+    t.user_err(E.EPERM, lambda: os.unlink(os.path.join(pub, "rootfifo")),
+               "unlink of root's FIFO in a sticky dir")
+    t.user_ok(lambda: os.unlink(os.path.join(pub, "q")), "unlink of its own FIFO in a sticky dir")
+    t.exists(os.path.join(pub, "rootfifo"))
+
+
+@case
+def mknod_sgid_inherit(t):
+    t.need_root("chown to another group, device nodes")
+    d = t.mkdir("g", 0o755)
+    os.chown(d, -1, 4242)
+    os.chmod(d, 0o2755)
+    t.must(os.mkfifo, os.path.join(d, "p"))
+    t.must(os.mknod, os.path.join(d, "c"), stat.S_IFCHR | 0o600, os.makedev(1, 5))
+    for n in ("p", "c"):
+        st = os.lstat(os.path.join(d, n))
+        t.eq(st.st_gid, 4242, "group of %s in a set-group-ID dir" % n)
+
+
+@case
+def mknod_metadata_ops(t):
+    """chmod, chown, utimensat, rename and unlink of special files, as for any entry."""
+    t.need_root("device nodes, chown")
+    p, c = t.p("p"), t.p("c")
+    t.must(os.mkfifo, p, 0o644)
+    t.must(os.mknod, c, stat.S_IFCHR | 0o600, os.makedev(4, 64))
+    t.ok(os.chmod, p, 0o4751, what="chmod a FIFO")
+    t.mode(p, 0o4751, follow=False)
+    t.ok(os.chown, c, 1234, 5678, what="chown a device node")
+    st = os.lstat(c)
+    t.eq((st.st_uid, st.st_gid), (1234, 5678), "owner after chown")
+    t.eq((os.major(st.st_rdev), os.minor(st.st_rdev)), (4, 64), "st_rdev kept by chown")
+    t.eq(stat.S_ISCHR(st.st_mode), True, "type kept by chown")
+    t.ok(utimensat, c, 1_000_000_000_000_000_000, 1_200_000_000_000_000_000, nofollow=True,
+         what="utimensat a device node")
+    st = os.lstat(c)
+    t.same_time(st.st_atime_ns, 1_000_000_000_000_000_000, "atime set")
+    t.same_time(st.st_mtime_ns, 1_200_000_000_000_000_000, "mtime set")
+    # truncate is for regular files
+    t.err(E.EINVAL, os.truncate, p, 0, what="truncate a FIFO")
+    t.mkdir("d")
+    t.ok(os.rename, p, t.p("d", "p2"), what="rename a FIFO")
+    t.eq(ftype(t.p("d", "p2")), "fifo", "renamed FIFO")
+    t.mode(t.p("d", "p2"), 0o4751, "mode kept by rename", follow=False)
+    t.mkfile("f", b"data")
+    t.ok(os.rename, c, t.p("f"), what="rename a device node over a file")
+    st = os.lstat(t.p("f"))
+    t.eq(stat.S_ISCHR(st.st_mode), True, "a device where the file was")
+    t.eq((os.major(st.st_rdev), os.minor(st.st_rdev)), (4, 64), "st_rdev kept by rename")
+    t.mkfile("g", b"file")
+    t.ok(os.rename, t.p("g"), t.p("d", "p2"), what="rename a file over a FIFO")
+    t.eq(t.read(t.p("d", "p2")), b"file", "the file replaced the FIFO")
+    t.err(E.ENOTDIR, os.rename, t.p("d"), t.p("f"), what="rename a dir over a device")
+    t.err(E.EISDIR, os.rename, t.p("f"), t.p("d"), what="rename a device over a dir")
+    t.ok(os.unlink, t.p("f"), what="unlink a device node")
+    t.absent(t.p("f"))
+    t.err(E.ENOTDIR, os.rmdir, t.p("d", "p2"), what="rmdir of a file")
+    t.eq(sorted(os.listdir(t.d)), ["d"], "what is left")
+
+
+@case
+def mknod_updates_parent_times(t):
+    t.need_root("device nodes need CAP_MKNOD")
+    parent = t.mkdir("d")
+    for name, make in (("p", lambda p: os.mkfifo(p)),
+                       ("c", lambda p: os.mknod(p, stat.S_IFCHR | 0o600, os.makedev(1, 7)))):
+        before = os.stat(parent)
+        t.tick()
+        t.must(make, os.path.join(parent, name))
+        after = os.stat(parent)
+        st = os.lstat(os.path.join(parent, name))
+        t.later(before.st_mtime_ns, after.st_mtime_ns, "parent mtime after making %s" % name)
+        t.later(before.st_ctime_ns, after.st_ctime_ns, "parent ctime after making %s" % name)
+        t.near_now(st.st_mtime_ns, before.st_mtime_ns, time.time_ns(), "mtime of %s" % name)
+
+
+@case
+def socket_bind(t):
+    p = t.p("sock")
+    old = os.umask(0o022)
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        t.must(s.bind, p, what="bind a unix socket")
+    finally:
+        os.umask(old)
+    try:
+        st = os.lstat(p)
+        t.eq(stat.S_ISSOCK(st.st_mode), True, "bind makes a socket")
+        t.eq_mode(stat.S_IMODE(st.st_mode), 0o755, "socket mode 0777 under umask 022")
+        t.eq(st.st_size, 0, "size of a socket")
+        s.listen(1)
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            t.must(c.connect, p, what="connect to the bound socket")
+            conn, _ = s.accept()
+            c.sendall(b"over the socket")
+            t.eq(conn.recv(100), b"over the socket", "data through the socket")
+            conn.close()
+        finally:
+            c.close()
+        s2 = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            t.err(E.EADDRINUSE, s2.bind, p, what="bind to an existing socket path")
+        finally:
+            s2.close()
+    finally:
+        s.close()
+    t.ok(os.unlink, p, what="unlink the socket")
+    t.absent(p)
 
 
 # ---------------------------------------------------------------------------------------------

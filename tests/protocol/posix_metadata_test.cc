@@ -76,6 +76,63 @@ TEST(PosixMetadata, RoundTripsThroughJsonAndText) {
   EXPECT_EQ(EncodePosixJson(*dir), R"({"gid":0,"mode":16877,"uid":0})");
 }
 
+// Special files: FIFOs, sockets and device nodes, with the device number of the latter.
+TEST(PosixMetadata, SpecialFilesRoundTrip) {
+  struct Case {
+    const char* text;
+    uint32_t mode;  // written out in octal, independently of the constants
+    uint32_t rdev;
+  };
+  const Case cases[] = {
+      {R"({"mode":4516,"uid":0,"gid":0})", 010644, 0},                               // FIFO
+      {R"({"mode":49645,"uid":1,"gid":2})", 0140755, 0},                             // socket
+      {R"({"mode":8612,"uid":0,"gid":0,"rdev":2049})", 020644, 2049},                // 8:1
+      {R"({"mode":8612,"uid":0,"gid":0})", 020644, 0},                               // rdev 0
+      {R"({"mode":25008,"uid":0,"gid":6,"rdev":4294967295})", 060660, 4294967295u},  // max
+      {R"({"mode":8612,"uid":0,"gid":0,"rdev":null})", 020644, 0},
+  };
+  for (const auto& c : cases) {
+    auto p = DecodePosixJson(c.text);
+    ASSERT_TRUE(p.ok()) << c.text << ": " << p.status().ToString();
+    EXPECT_EQ(p->mode, c.mode) << c.text;
+    EXPECT_EQ(p->rdev, c.rdev) << c.text;
+    EXPECT_TRUE(p->IsSpecial()) << c.text;
+    EXPECT_TRUE(p->IsContentless()) << c.text;
+    EXPECT_FALSE(p->IsRegular() || p->IsDirectory() || p->IsSymlink()) << c.text;
+    auto again = DecodePosixJson(EncodePosixJson(*p));
+    ASSERT_TRUE(again.ok()) << EncodePosixJson(*p);
+    EXPECT_EQ(*again, *p);
+  }
+  EXPECT_TRUE(DecodePosixJson(R"({"mode":8612,"uid":0,"gid":0,"rdev":5})")->IsDevice());
+  EXPECT_TRUE(DecodePosixJson(R"({"mode":25008,"uid":0,"gid":0,"rdev":5})")->IsDevice());
+  EXPECT_FALSE(DecodePosixJson(R"({"mode":4516,"uid":0,"gid":0})")->IsDevice());
+  // The encoding: rdev for every device node (0 included), for nothing else.
+  EXPECT_EQ(EncodePosixJson(*DecodePosixJson(R"({"mode":8612,"uid":0,"gid":0})")),
+            R"({"gid":0,"mode":8612,"rdev":0,"uid":0})");
+  EXPECT_EQ(EncodePosixJson(*DecodePosixJson(R"({"mode":4516,"uid":3,"gid":4})")),
+            R"({"gid":4,"mode":4516,"uid":3})");
+  // Regular files, directories and links are not special, and hold content only for files.
+  EXPECT_FALSE(DecodePosixJson(R"({"mode":33188,"uid":0,"gid":0})")->IsContentless());
+  EXPECT_FALSE(DecodePosixJson(R"({"mode":16877,"uid":0,"gid":0})")->IsContentless());
+  auto link = DecodePosixJson(R"({"mode":41471,"uid":0,"gid":0,"target":"t"})");
+  EXPECT_TRUE(link->IsContentless());
+  EXPECT_FALSE(link->IsSpecial());
+  // ValidatePosix: a device number on anything but a device node is refused.
+  PosixMetadata p;
+  for (uint32_t type : {0010000u, 0140000u, 0100000u, 0040000u}) {
+    p.mode = type | 0644;
+    p.rdev = 7;
+    EXPECT_FALSE(ValidatePosix(p).ok()) << std::oct << type;
+    p.rdev = 0;
+    EXPECT_TRUE(ValidatePosix(p).ok()) << std::oct << type;
+  }
+  p.mode = 0020000 | 07777;
+  p.rdev = 0xFFFFFFFFu;
+  EXPECT_TRUE(ValidatePosix(p).ok());
+  p.target = "x";
+  EXPECT_FALSE(ValidatePosix(p).ok());  // a target is for symbolic links only
+}
+
 // Each malformed object is refused with InvalidArgument naming the problem.
 TEST(PosixMetadata, RefusesMalformedObjects) {
   const std::pair<const char*, const char*> cases[] = {
@@ -90,8 +147,12 @@ TEST(PosixMetadata, RefusesMalformedObjects) {
       {R"({"mode":-1,"uid":0,"gid":0})", "must not be negative"},
       {R"({"mode":65536,"uid":0,"gid":0})", "\"mode\" must be at most"},
       {R"({"mode":420,"uid":0,"gid":0})", "type bits"},    // no type
-      {R"({"mode":8612,"uid":0,"gid":0})", "type bits"},   // S_IFCHR
-      {R"({"mode":49572,"uid":0,"gid":0})", "type bits"},  // S_IFSOCK
+      {R"({"mode":12708,"uid":0,"gid":0})", "type bits"},  // 0030644: no such type
+      {R"({"mode":20900,"uid":0,"gid":0})", "type bits"},  // 0050644
+      {R"({"mode":29092,"uid":0,"gid":0})", "type bits"},  // 0070644
+      {R"({"mode":37284,"uid":0,"gid":0})", "type bits"},  // 0110644
+      {R"({"mode":53668,"uid":0,"gid":0})", "type bits"},  // 0150644
+      {R"({"mode":65444,"uid":0,"gid":0})", "type bits"},  // 0177644
       {R"({"mode":33188,"uid":4294967296,"gid":0})", "\"uid\" must be at most"},
       {R"({"mode":33188,"uid":0,"gid":-5})", "must not be negative"},
       {R"({"mode":33188,"uid":0,"gid":0,"atime":-1})", "must not be negative"},
@@ -103,6 +164,24 @@ TEST(PosixMetadata, RefusesMalformedObjects) {
       {R"({"mode":41471,"uid":0,"gid":0,"target":""})", "needs a \"target\""},
       {R"({"mode":41471,"uid":0,"gid":0,"target":5})", "\"target\" must be a string"},
       {R"({"mode":41471,"uid":0,"gid":0,"target":"a\u0000b"})", "NUL"},
+      // "rdev": device nodes only (present at all, even 0, is refused elsewhere), an
+      // unsigned 32-bit integer.
+      {R"({"mode":4516,"uid":0,"gid":0,"rdev":1})", "only for device nodes"},   // FIFO
+      {R"({"mode":4516,"uid":0,"gid":0,"rdev":0})", "only for device nodes"},   // FIFO
+      {R"({"mode":49645,"uid":0,"gid":0,"rdev":5})", "only for device nodes"},  // socket
+      {R"({"mode":33188,"uid":0,"gid":0,"rdev":0})", "only for device nodes"},  // file
+      {R"({"mode":16877,"uid":0,"gid":0,"rdev":3})", "only for device nodes"},  // dir
+      {R"({"mode":41471,"uid":0,"gid":0,"target":"x","rdev":1})", "only for device nodes"},
+      {R"({"mode":8612,"uid":0,"gid":0,"rdev":4294967296})", "\"rdev\" must be at most"},
+      {R"({"mode":25008,"uid":0,"gid":0,"rdev":18446744073709551615})", "\"rdev\" must be at most"},
+      {R"({"mode":8612,"uid":0,"gid":0,"rdev":-1})", "must not be negative"},
+      {R"({"mode":8612,"uid":0,"gid":0,"rdev":"2049"})", "\"rdev\" must be an integer"},
+      {R"({"mode":8612,"uid":0,"gid":0,"rdev":2049.5})", "\"rdev\" must be an integer"},
+      {R"({"mode":8612,"uid":0,"gid":0,"rdev":1e3})", "\"rdev\" must be an integer"},
+      {R"({"mode":8612,"uid":0,"gid":0,"rdev":[1]})", "\"rdev\" must be an integer"},
+      {R"({"mode":8612,"uid":0,"gid":0,"target":"x"})", "only for symbolic links"},
+      {R"({"mode":4516,"uid":0,"gid":0,"target":"x"})", "only for symbolic links"},
+      {R"({"mode":49645,"uid":0,"gid":0,"target":"x"})", "only for symbolic links"},
       {R"({"mode":33188,"uid":0,"gid":0,"xattrs":[]})", "\"xattrs\" must be an object"},
       {R"({"mode":33188,"uid":0,"gid":0,"xattrs":{"user.a":1}})", "must be a base64 string"},
       {R"({"mode":33188,"uid":0,"gid":0,"xattrs":{"user.a":"!!!!"}})", "not padded base64"},

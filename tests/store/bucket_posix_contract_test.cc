@@ -1,6 +1,7 @@
 // The Index contract, POSIX part (bucket_records.h): explicit directory entries (add, list
 // recursively or not, paths-info, delete, move, replace), setMetadata on every kind of
-// path, symbolic links, movePrefix's no_replace, the generation counter, and that none of
+// path, symbolic links, special files (FIFOs, sockets, device nodes), movePrefix's
+// no_replace, the generation counter, and that none of
 // it counts in the totals. Every Index backend runs it (BucketPosixContract).
 #include <gtest/gtest.h>
 
@@ -130,7 +131,7 @@ TEST_P(BucketPosixContract, FilesCarryPosixAndXattrsRoundTrip) {
   ApplyOk("ns/b", {Add("f", 2)});
   EXPECT_FALSE(At("f")->posix.has_value());
   // Directory posix on addFile is refused.
-  ExpectFails(AddWith("g", 1, DirPosix()), "regular file or a symbolic link");
+  ExpectFails(AddWith("g", 1, DirPosix()), "regular file, a symbolic link or a special file");
   EXPECT_FALSE(At("g").has_value());
 }
 
@@ -158,6 +159,67 @@ TEST_P(BucketPosixContract, SymbolicLinksAreTheEmptyFileWithoutUpload) {
   EXPECT_EQ((*copied)[1].posix->target, "x");
   EXPECT_TRUE(Visible(1, "ns/c"));
   ExpectTotalsConsistent("ns", "c");
+}
+
+// FIFOs, sockets and device nodes are stored like symbolic links: the empty file with
+// their posix (and a device's number), listed as files of size 0.
+TEST_P(BucketPosixContract, SpecialFilesAreTheEmptyFileWithoutUpload) {
+  auto special = [](std::string path, uint32_t mode, uint32_t rdev = 0) {
+    BucketOp op;
+    op.kind = Kind::kAddFile;
+    op.path = std::move(path);
+    op.posix = Posix(mode, 0, 0);
+    op.posix->rdev = rdev;
+    return op;  // file_hash: zero, the empty file
+  };
+  // Modes written in octal as st_mode has them: FIFO 0010000, socket 0140000, character
+  // device 0020000, block device 0060000. Device numbers as glibc's makedev(8, 1) and
+  // makedev(4095, 1048575) encode them.
+  ApplyOk("ns/b", {special("p", 0010644), special("s", 0140755), special("dev/c", 0020620, 0x801),
+                   special("dev/b", 0060660, 0xFFFFFFFFu), Add("f", 1)});
+  EXPECT_EQ(Names("", true), (V{"f:dev/b", "f:dev/c", "f:f", "f:p", "f:s"}));
+  for (const char* path : {"p", "s", "dev/c", "dev/b"}) {
+    auto e = At(path);
+    ASSERT_TRUE(e.has_value()) << path;
+    EXPECT_FALSE(e->is_directory) << path;
+    EXPECT_TRUE(e->file_hash.IsZero()) << path;
+    EXPECT_EQ(e->size, 0u) << path;
+    ASSERT_TRUE(e->posix.has_value()) << path;
+  }
+  EXPECT_EQ(At("p")->posix->mode, 0010644u);
+  EXPECT_EQ(At("s")->posix->mode, 0140755u);
+  EXPECT_EQ(At("dev/c")->posix->mode, 0020620u);
+  EXPECT_EQ(At("dev/c")->posix->rdev, 0x801u);
+  EXPECT_EQ(At("dev/b")->posix->rdev, 0xFFFFFFFFu);
+  EXPECT_EQ(At("p")->posix->rdev, 0u);
+  // With content: refused, nothing written.
+  BucketOp with_content = special("q", 0010644);
+  with_content.file_hash = F(1);
+  ExpectFails(with_content, "empty file");
+  EXPECT_FALSE(At("q").has_value());
+  // chmod/chown: setMetadata keeps the type and device number it is given.
+  PosixMetadata chmod = Posix(0020600, 7, 8);
+  chmod.rdev = 0x801;
+  ApplyOk("ns/b", {SetMeta("dev/c", chmod, 4000)});
+  EXPECT_EQ(*At("dev/c")->posix, chmod);
+  EXPECT_EQ(At("dev/c")->mtime_ms, 4000);
+  // A file with content cannot become a special file; a special file not a directory.
+  const uint64_t gen = Generation();
+  ExpectFails(SetMeta("f", Posix(0010644)), "has content");
+  ExpectFails(SetMeta("p", DirPosix()), "is a file");
+  ExpectFails(AddDir("p", DirPosix()), "a file exists at p");
+  EXPECT_EQ(Generation(), gen);
+  // Renames and removals as for any entry.
+  ApplyOk("ns/b", {Move("p", "dev/p"), Del("s")});
+  EXPECT_EQ(Names("", true), (V{"f:dev/b", "f:dev/c", "f:dev/p", "f:f"}));
+  EXPECT_EQ(At("dev/p")->posix->mode, 0010644u);
+  // Counted as files of size 0.
+  ExpectTotalsConsistent("ns", "b");
+  EXPECT_EQ((*index_->GetBucket("ns", "b"))->total_files, 4u);
+  EXPECT_EQ((*index_->GetBucket("ns", "b"))->total_size, SizeOf(1));
+  Reopen();
+  EXPECT_EQ(*At("dev/c")->posix, chmod);
+  EXPECT_EQ(At("dev/b")->posix->rdev, 0xFFFFFFFFu);
 }
 
 TEST_P(BucketPosixContract, AddDirectoryReplacesAndFilesReplaceDirectories) {

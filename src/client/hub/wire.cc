@@ -95,8 +95,9 @@ Result<RemoteEntry> EntryFrom(const json& j) {
   const auto hash = hex ? Hash::FromHex(*hex) : std::nullopt;
   if (!hash) return wire_json::Bad(kDoc, "file '" + e.path + "' has no valid \"xetHash\"");
   e.xet_hash = *hash;
-  if (e.posix && e.posix->IsSymlink() && (!e.xet_hash.IsZero() || e.size != 0)) {
-    return wire_json::Bad(kDoc, what + ": a symbolic link that is not the empty file");
+  if (e.posix && e.posix->IsContentless() && (!e.xet_hash.IsZero() || e.size != 0)) {
+    return wire_json::Bad(kDoc,
+                          what + ": a symbolic link or special file that is not the empty file");
   }
   e.uploaded_at = wire_json::Str(j, "uploadedAt").value_or("");
   e.content_type = wire_json::Str(j, "contentType").value_or("");

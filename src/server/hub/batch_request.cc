@@ -135,12 +135,12 @@ Error ParseOp(const json& j, std::string_view self, BatchRequestOp* out) {
       if (Error e = ContentTypeField(j, &op.content_type); !e.empty()) return e;
       if (Error e = PosixField(j, &op.posix); !e.empty()) return e;
       if (op.posix && op.posix->IsDirectory()) {
-        return "addFile: \"posix\" must be a regular file's or a symbolic link's (use "
-               "addDirectory for directories)";
+        return "addFile: \"posix\" must be a regular file's, a symbolic link's or a special "
+               "file's (use addDirectory for directories)";
       }
-      if (op.posix && op.posix->IsSymlink() && !op.file_hash.IsZero()) {
-        return "addFile: with a symbolic link's \"posix\", \"xetHash\" must be the empty "
-               "file's (64 zeros)";
+      if (op.posix && op.posix->IsContentless() && !op.file_hash.IsZero()) {
+        return "addFile: with a symbolic link's or a special file's \"posix\", \"xetHash\" "
+               "must be the empty file's (64 zeros)";
       }
     } else {
       op.kind = BucketOp::Kind::kCopyFile;

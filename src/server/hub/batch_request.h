@@ -8,8 +8,9 @@
 //   {"type": "addDirectory", "path", "mtime"?, "posix"?}    (xetstore extension)
 //   {"type": "setMetadata", "path", "mtime"?, "posix"}      (xetstore extension)
 // "posix" is protocol/posix_metadata.h's object; its type bits must fit the operation (a
-// regular file or a symbolic link for addFile, where a symbolic link's xetHash is the empty
-// file's, 64 zeros; a directory for addDirectory).
+// regular file, a symbolic link or a special file (FIFO, socket, device node) for addFile,
+// where a symbolic link's or special file's xetHash is the empty file's, 64 zeros; a
+// directory for addDirectory).
 // Two kinds of errors: a body that is not NDJSON objects fails as a whole (nothing is
 // applied); an object that is not a valid operation (unknown type, missing or mistyped
 // field, invalid path or hash, copy from a non-bucket repository, a move into itself) fails

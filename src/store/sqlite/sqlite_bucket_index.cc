@@ -400,16 +400,19 @@ Status BatchApplier::PutEntry(const NewEntry& e) {
 
 Result<BucketOpResult> BatchApplier::AddFile(const BucketOp& op) {
   NewEntry e{&op.path, op.file_hash, 0, std::nullopt, op.mtime_ms, op.content_type, &op.posix};
-  if (op.posix && op.posix->IsSymlink()) {
-    // A symbolic link is the empty file, which needs no upload: nothing to look up.
+  if (op.posix && op.posix->IsContentless()) {
+    // A symbolic link or special file is the empty file, which needs no upload: nothing to
+    // look up.
     if (!op.file_hash.IsZero()) {
-      return OpFailed("a symbolic link's xetHash must be the empty file's (64 zeros)");
+      return OpFailed(
+          "a symbolic link's or special file's xetHash must be the empty file's (64 zeros)");
     }
     XET_RETURN_IF_ERROR(PutEntry(e));
     return OpDone(1);
   }
   if (op.posix && !op.posix->IsRegular()) {
-    return OpFailed("addFile: posix mode must be a regular file or a symbolic link");
+    return OpFailed(
+        "addFile: posix mode must be a regular file, a symbolic link or a special file");
   }
   {
     // One statement: the file's record and whether this bucket's scope can see it. An
@@ -692,8 +695,9 @@ Result<BucketOpResult> BatchApplier::SetMetadata(const BucketOp& op) {
       if (stmt->ColumnInt64(2) == kFileKind) {
         XET_ASSIGN_OR_RETURN(Hash hash, HashColumn(*stmt, 1, "entry file hash"));
         if (posix.IsDirectory()) return OpFailed(op.path + " is a file, not a directory");
-        if (posix.IsSymlink() && !hash.IsZero()) {
-          return OpFailed(op.path + " has content; a symbolic link is the empty file");
+        if (posix.IsContentless() && !hash.IsZero()) {
+          return OpFailed(op.path +
+                          " has content; a symbolic link or special file is the empty file");
         }
       } else if (!posix.IsDirectory()) {
         return OpFailed(op.path + " is a directory; its posix mode must be a directory's");

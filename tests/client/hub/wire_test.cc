@@ -175,10 +175,17 @@ TEST(ClientWireTest, PosixInListingsAndBuckets) {
       R"(","mtime":"1970-01-01T00:00:01.000Z",)"
       R"("posix":{"mode":33188,"uid":5,"gid":6,"atime":9,"xattrs":{"user.k":"AP8="}}},)"
       R"({"type":"file","path":"l","size":0,"xetHash":")" +
-      std::string(64, '0') + R"(","posix":{"mode":41471,"uid":0,"gid":0,"target":"d/f"}}])";
+      std::string(64, '0') +
+      R"(","posix":{"mode":41471,"uid":0,"gid":0,"target":"d/f"}},)"
+      R"({"type":"file","path":"tty","size":0,"xetHash":")" +
+      std::string(64, '0') + R"(","posix":{"mode":8592,"uid":0,"gid":5,"rdev":34816}}])";
   auto entries = ParseEntryListJson(body);
   ASSERT_TRUE(entries.ok()) << entries.status().ToString();
-  ASSERT_EQ(entries->size(), 4u);
+  ASSERT_EQ(entries->size(), 5u);
+  // A character device (020620), makedev(136, 0).
+  ASSERT_TRUE((*entries)[4].posix.has_value());
+  EXPECT_EQ((*entries)[4].posix->mode, 020620u);
+  EXPECT_EQ((*entries)[4].posix->rdev, 136u << 8);
   const RemoteEntry& d = (*entries)[0];
   EXPECT_TRUE(d.is_directory);
   EXPECT_EQ(d.mtime_ms, 7000);
@@ -206,6 +213,9 @@ TEST(ClientWireTest, PosixInListingsAndBuckets) {
            file_head + R"({"mode":33188,"uid":0,"gid":0,"xattrs":{"a":"!"}}}])",
            file_head + R"({"mode":16877,"uid":0,"gid":0}}])",               // a file with dir mode
            file_head + R"({"mode":41471,"uid":0,"gid":0,"target":"t"}}])",  // link with content
+           file_head + R"({"mode":4516,"uid":0,"gid":0}}])",                // FIFO with content
+           file_head + R"({"mode":8612,"uid":0,"gid":0,"rdev":1}}])",       // device with content
+           R"([{"type":"directory","path":"d","posix":{"mode":4516,"uid":0,"gid":0}}])",
            R"([{"type":"directory","path":"d","posix":{"mode":33188,"uid":0,"gid":0}}])",
        }) {
     auto r = ParseEntryListJson(bad);

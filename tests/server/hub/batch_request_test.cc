@@ -202,6 +202,18 @@ TEST(BatchRequestTest, ParsesThePosixExtensions) {
   // A file without posix has none.
   EXPECT_FALSE(Parse(R"({"type":"addFile","path":"f","xetHash":")" + kHashA + "\"}")[0]
                    .op->posix.has_value());
+  // Special files: the empty file with their type (and a device's number).
+  const auto special = Parse(R"({"type":"addFile","path":"p","xetHash":")" + zeros +
+                             R"(","posix":{"mode":4516,"uid":0,"gid":0}})"
+                             "\n"
+                             R"({"type":"addFile","path":"c","xetHash":")" +
+                             zeros + R"(","posix":{"mode":8612,"uid":0,"gid":0,"rdev":2049}})");
+  ASSERT_EQ(special.size(), 2u);
+  ASSERT_TRUE(special[0].op && special[1].op) << special[0].error << special[1].error;
+  EXPECT_EQ(special[0].op->posix->mode, 010644u);
+  EXPECT_EQ(special[1].op->posix->mode, 020644u);
+  EXPECT_EQ(special[1].op->posix->rdev, 2049u);
+  EXPECT_TRUE(special[1].op->file_hash.IsZero());
 }
 
 // Malformed posix objects and posix that does not fit the operation: the op fails alone.
@@ -214,7 +226,16 @@ TEST(BatchRequestTest, BadPosixFailsTheOperation) {
       {add + R"(,"posix":{"mode":"644","uid":0,"gid":0}})", "\"mode\" must be an integer"},
       {add + R"(,"posix":{"mode":33188,"uid":-1,"gid":0}})", "must not be negative"},
       {add + R"(,"posix":{"mode":420,"uid":0,"gid":0}})", "type bits"},
-      {add + R"(,"posix":{"mode":24996,"uid":0,"gid":0}})", "type bits"},  // S_IFBLK
+      {add + R"(,"posix":{"mode":12708,"uid":0,"gid":0}})", "type bits"},  // 0030644: no type
+      // A block device, FIFO or socket has no content: the empty file's hash only.
+      {add + R"(,"posix":{"mode":24996,"uid":0,"gid":0}})", "\"xetHash\" must be the empty file's"},
+      {add + R"(,"posix":{"mode":4516,"uid":0,"gid":0}})", "\"xetHash\" must be the empty file's"},
+      {add + R"(,"posix":{"mode":49645,"uid":0,"gid":0}})", "\"xetHash\" must be the empty file's"},
+      {R"({"type":"addFile","path":"a","xetHash":")" + zeros +
+           R"(","posix":{"mode":4516,"uid":0,"gid":0,"rdev":3}})",
+       "only for device nodes"},
+      {R"({"type":"addDirectory","path":"d","posix":{"mode":8612,"uid":0,"gid":0}})",
+       "must be a directory's"},
       {add + R"(,"posix":{"mode":33188,"uid":0,"gid":0,"target":"x"}})", "only for symbolic links"},
       {add + R"(,"posix":{"mode":33188,"uid":0,"gid":0,"xattrs":{"user.v":")" + big + "\"}}}",
        "larger than 65536"},
