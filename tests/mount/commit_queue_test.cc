@@ -42,9 +42,14 @@ TEST(CommitQueue, GroupsWhatQueuedWhileACommitRan) {
 
 TEST(CommitQueue, FailuresAreReportedByDrainAndRetried) {
   std::atomic<int> calls{0};
-  CommitQueue q([&](const std::vector<Ino>& inos) {
-    return ++calls == 1 ? inos : std::vector<Ino>{};  // the first attempt fails
-  });
+  // A long gather time: the first attempt starts only when Drain asks for it (with none, it
+  // could start and fail before Drain is called; that Drain would then rightly run the
+  // retry at once and succeed).
+  CommitQueue q(
+      [&](const std::vector<Ino>& inos) {
+        return ++calls == 1 ? inos : std::vector<Ino>{};  // the first attempt fails
+      },
+      /*gather_ms=*/60'000);
   q.Enqueue(7);
   EXPECT_FALSE(q.Drain());
   EXPECT_EQ(calls.load(), 1);
