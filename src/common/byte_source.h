@@ -21,6 +21,10 @@ class ByteSource {
 
 // Opens `path` for reading; "-" means standard input. Errors name the path.
 Result<std::unique_ptr<ByteSource>> OpenFileSource(const std::string& path);
+// Bytes [offset, offset + length) of the file at `path` (read with pread: several sources
+// may read one file at once). A file shorter than that is an IoError when reached.
+Result<std::unique_ptr<ByteSource>> OpenFileRangeSource(const std::string& path, uint64_t offset,
+                                                        uint64_t length);
 
 // A source over memory the caller keeps alive.
 class MemorySource final : public ByteSource {

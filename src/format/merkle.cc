@@ -54,7 +54,10 @@ Hash MerkleRoot(std::span<const ChunkInfo> chunks) {
 
 Hash FileHash(std::span<const ChunkInfo> chunks, const keys::Key& salt) {
   if (chunks.empty()) return Hash();
-  const Hash root = MerkleRoot(chunks);
+  return FileHashFromRoot(MerkleRoot(chunks), salt);
+}
+
+Hash FileHashFromRoot(const Hash& root, const keys::Key& salt) {
   return KeyedBlake3(salt, root.data(), Hash::kSize);
 }
 

@@ -46,6 +46,9 @@ inline Hash XorbHash(std::span<const ChunkInfo> chunks) { return MerkleRoot(chun
 // The file hash: keyed BLAKE3 with `salt` (default all zeros) over the raw bytes of the
 // merkle root of the file's chunks. All zeros for an empty file.
 Hash FileHash(std::span<const ChunkInfo> chunks, const keys::Key& salt = keys::kFileHashKey);
+// The file hash of a non-empty file whose chunks' merkle root is `root` (how a file hash
+// is composed from merkle subtrees without every chunk: format/merkle_subtree.h).
+Hash FileHashFromRoot(const Hash& root, const keys::Key& salt = keys::kFileHashKey);
 
 // The term verification hash: keyed BLAKE3 (VERIFICATION_KEY) over the concatenated raw
 // chunk hashes of the term's chunk range.

@@ -7,11 +7,13 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "client/upload/partial_edit.h"
 #include "client/upload/uploader.h"
 #include "common/byte_source.h"
 #include "mount/bucket_fs.h"
 #include "mount/bucket_fs_state.h"
 #include "mount/mount_paths.h"
+#include "mount/staged_content.h"
 
 namespace xet {
 
@@ -23,6 +25,10 @@ bool Writable(int flags) { return (flags & O_ACCMODE) != O_RDONLY; }
 // shard cache, global dedup queries) can save it nothing worth a request, and loading the
 // shard cache for each group of many small files would cost more than their upload.
 constexpr uint64_t kSmallFileBytes = 1 << 20;
+
+// From this size on, a partly rewritten file is uploaded as an edit of its committed version
+// (its unchanged bytes are neither fetched nor sent); below it, whole.
+constexpr uint64_t kPartialEditMinBytes = 8 << 20;
 
 }  // namespace
 
@@ -381,32 +387,65 @@ std::vector<Ino> BucketFs::CommitGroup(const std::vector<Ino>& inos) NO_THREAD_S
   struct Work {
     FileState* st;
     uint64_t version;
+    std::optional<UploadedFile> partial;  // uploaded as an edit of its base
   };
   std::vector<Work> work;
   std::vector<Ino> failed;
   Status error;
+  // A partly rewritten existing file: only the windows around its changes are read and
+  // uploaded (client/upload/partial_edit.h). Any failure falls back to the whole file.
+  const auto upload_edit =
+      [&](FileState& st, const StagedFile::RemoteRead& remote) -> std::optional<UploadedFile> {
+    if (st.base_size < kPartialEditMinBytes || st.base_hash == Hash{}) return std::nullopt;
+    auto cas = WriteCas();
+    if (!cas.ok()) return std::nullopt;
+    StagedContent content(*st.staged, remote);
+    PartialEditOptions options;
+    options.min_base_size = kPartialEditMinBytes;
+    UploadItem whole;
+    whole.size_hint = st.staged->size();
+    options.upload = CommitUploadOptions(std::span<const UploadItem>(&whole, 1));
+    auto result =
+        UploadEdited(**cas, EditOf(*st.staged, st.base_hash, st.base_size), content, options);
+    if (!result.ok()) {
+      std::fprintf(stderr, "xetstore mount: partial upload failed, uploading whole: %s\n",
+                   result.status().ToString().c_str());
+      return std::nullopt;
+    }
+    return *result;
+  };
   for (auto& st : states) {
     if (!st->dirty() || !st->staged) continue;
-    if (Status s = st->staged->FetchAll(
-            [&](uint64_t off, std::span<uint8_t> buf) { return ReadBase(*st, off, buf); });
-        !s.ok()) {
-      st->commit_error = s;
-      ToErrno(s, "committing");
-      failed.push_back(st->ino);
-      continue;
+    const StagedFile::RemoteRead remote = [&](uint64_t off, std::span<uint8_t> buf) {
+      return ReadBase(*st, off, buf);
+    };
+    std::optional<UploadedFile> partial = upload_edit(*st, remote);
+    if (!partial) {
+      if (Status s = st->staged->FetchAll(remote); !s.ok()) {
+        st->commit_error = s;
+        ToErrno(s, "committing");
+        failed.push_back(st->ino);
+        continue;
+      }
     }
-    work.push_back({st.get(), st->version});
+    work.push_back({st.get(), st->version, std::move(partial)});
   }
 
   std::vector<UploadItem> items;
-  for (const Work& w : work) {
+  std::vector<size_t> item_work;  // the work index of each item
+  for (size_t i = 0; i < work.size(); ++i) {
+    if (work[i].partial) continue;
     UploadItem item;
-    item.name = w.st->staged->path();
-    item.size_hint = w.st->staged->size();
+    item.name = work[i].st->staged->path();
+    item.size_hint = work[i].st->staged->size();
     item.open = [path = item.name] { return OpenFileSource(path); };
     items.push_back(std::move(item));
+    item_work.push_back(i);
   }
-  std::vector<UploadedFile> uploaded;
+  std::vector<UploadedFile> uploaded(work.size());
+  for (size_t i = 0; i < work.size(); ++i) {
+    if (work[i].partial) uploaded[i] = *work[i].partial;
+  }
   if (!items.empty()) {
     auto cas = WriteCas();
     Result<std::vector<UploadedFile>> files = cas.status();
@@ -415,17 +454,21 @@ std::vector<Ino> BucketFs::CommitGroup(const std::vector<Ino>& inos) NO_THREAD_S
       files = uploader.Upload(items);
     }
     if (files.ok()) {
-      uploaded = std::move(*files);
+      for (size_t k = 0; k < files->size(); ++k) uploaded[item_work[k]] = (*files)[k];
     } else {
       error = files.status();
     }
   }
   // Each file's outcome: one refused operation must not hold back the others of its group.
   std::vector<Status> outcome(work.size(), error);
-  if (error.ok() && !work.empty()) {
+  for (size_t i = 0; i < work.size(); ++i) {
+    if (work[i].partial) outcome[i] = Status::Ok();
+  }
+  if (!work.empty()) {
     MutexLock ns(ns_mu_);
     std::vector<std::pair<size_t, std::string>> todo;  // work index, path
     for (size_t i = 0; i < work.size(); ++i) {
+      if (!outcome[i].ok()) continue;
       if (auto path = inodes_.Path(work[i].st->ino)) todo.emplace_back(i, *path);
       // else: unlinked meanwhile, nothing to register
     }
@@ -485,6 +528,7 @@ std::vector<Ino> BucketFs::CommitGroup(const std::vector<Ino>& inos) NO_THREAD_S
     if (outcome[i].ok()) {
       st.base_hash = uploaded[i].file_hash;
       st.base_size = st.staged->size();
+      st.staged->MarkCommitted();
       st.base_stream.reset();
       st.committed_version = work[i].version;
       st.commit_error = Status::Ok();

@@ -1,5 +1,5 @@
 // A set of byte ranges [start, end) kept merged: which bytes of a staged file are known
-// locally (written, or fetched from the remote version).
+// locally (written, or fetched from the remote version), or which were changed.
 #pragma once
 
 #include <cstddef>
@@ -21,6 +21,11 @@ class ExtentSet {
   // True when [start, end) is wholly in the set (an empty range always is).
   bool Covers(uint64_t start, uint64_t end) const;
   size_t extent_count() const { return extents_.size(); }
+  // Every extent [start, end), ascending.
+  std::vector<std::pair<uint64_t, uint64_t>> Extents() const {
+    return {extents_.begin(), extents_.end()};
+  }
+  void Clear() { extents_.clear(); }
 
  private:
   std::map<uint64_t, uint64_t> extents_;  // start -> end, disjoint, not touching

@@ -111,6 +111,7 @@ Status StagedFile::Write(uint64_t offset, std::span<const uint8_t> data) {
   XET_RETURN_IF_ERROR(PwriteAll(fd_.get(), data.data(), data.size(), offset));
   if (offset > size_) local_.Add(size_, offset);  // the gap is zeros, not remote bytes
   local_.Add(offset, offset + data.size());
+  changed_.Add(std::min(offset, size_), offset + data.size());
   size_ = std::max<uint64_t>(size_, offset + data.size());
   return Status::Ok();
 }
@@ -121,9 +122,11 @@ Status StagedFile::Truncate(uint64_t size) {
   }
   if (size < size_) {
     local_.TruncateTo(size);
+    changed_.TruncateTo(size);
     base_size_ = std::min(base_size_, size);
   } else {
     local_.Add(size_, size);
+    changed_.Add(size_, size);
   }
   size_ = size;
   return Status::Ok();
@@ -153,6 +156,15 @@ Result<size_t> StagedFile::Read(uint64_t offset, std::span<uint8_t> out, const R
 }
 
 Status StagedFile::FetchAll(const RemoteRead& remote) { return FetchRange(0, size_, remote); }
+
+Status StagedFile::Fetch(uint64_t start, uint64_t end, const RemoteRead& remote) {
+  return FetchRange(start, std::min(end, size_), remote);
+}
+
+void StagedFile::MarkCommitted() {
+  changed_.Clear();
+  base_size_ = size_;
+}
 
 uint64_t StagedFile::missing_bytes() const {
   uint64_t n = 0;

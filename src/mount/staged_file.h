@@ -74,6 +74,18 @@ class StagedFile {
   Result<size_t> Read(uint64_t offset, std::span<uint8_t> out, const RemoteRead& remote);
   // Makes every byte local (before the file is uploaded from its staging copy).
   Status FetchAll(const RemoteRead& remote);
+  // Makes the bytes of [start, end) local (those of the remote version not local yet are
+  // fetched with `remote`).
+  Status Fetch(uint64_t start, uint64_t end, const RemoteRead& remote);
+  // What differs from the remote version: its bytes [0, base_kept()) are still this file's
+  // at the same offsets except within changed() (written, or zeros from growing the file);
+  // every byte past base_kept() is new. (A partial upload sends only that: see
+  // client/upload/partial_edit.h.)
+  uint64_t base_kept() const { return base_size_; }
+  std::vector<std::pair<uint64_t, uint64_t>> changed() const { return changed_.Extents(); }
+  // The content as it is now became the remote version (a commit finished): nothing
+  // differs any more, and the bytes not local are the new version's.
+  void MarkCommitted();
   // Bytes of the remote version that are not local yet.
   uint64_t missing_bytes() const;
 
@@ -87,6 +99,7 @@ class StagedFile {
   uint64_t base_size_;  // bytes [0, base_size_) not in local_ are the remote version's
   uint64_t size_;
   ExtentSet local_;
+  ExtentSet changed_;  // bytes of [0, base_size_) that may differ from the remote version
 };
 
 }  // namespace xet

@@ -187,6 +187,22 @@ Result<Reconstruction> CasClient::GetReconstruction(
   return ParseReconstructionJson(resp.body);
 }
 
+Result<FileChunkHashesAnswer> CasClient::GetFileChunkHashes(const Hash& file_hash,
+                                                            uint64_t file_size,
+                                                            std::span<const ByteRange> dirty) {
+  const std::string hex = file_hash.ToHex();
+  if (dirty.empty()) return Status::InvalidArgument("file chunk hashes of " + hex + ": no range");
+  ClientRequest req;
+  req.headers.emplace_back("Accept", "application/json");
+  std::string ranges = "bytes=";
+  AppendByteRangeList(dirty, ",", &ranges);
+  req.headers.emplace_back("X-Range-Dirty", std::move(ranges));
+  XET_ASSIGN_OR_RETURN(
+      auto resp, SendWithToken(http_, tokens_, std::move(req), "/v2/file-chunk-hashes/" + hex));
+  XET_RETURN_IF_ERROR(StatusFromResponse(resp, "file chunk hashes of " + hex));
+  return ParseFileChunkHashesJson(resp.body, file_size);
+}
+
 Status CasClient::FetchRanges(
     const FetchEntry& entry, size_t first_range, size_t last_range,
     const std::function<Status(size_t, std::span<const uint8_t>)>& on_range,

@@ -10,10 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "client/cas/file_chunk_hashes_json.h"
 #include "client/hub/hub_client.h"
 #include "client/transport/http_client.h"
 #include "common/result.h"
 #include "format/hash.h"
+#include "protocol/byte_range.h"
 
 namespace xet {
 
@@ -94,6 +96,13 @@ class CasClient {
   Result<Reconstruction> GetReconstruction(const Hash& file_hash,
                                            std::optional<std::pair<uint64_t, uint64_t>> range,
                                            bool chunk_detail = false);
+  // GET /v2/file-chunk-hashes/{file} with X-Range-Dirty: the windows to re-chunk and the
+  // summaries of the unchanged gaps for rewriting `dirty` (inclusive, ascending, disjoint
+  // ranges inside the file) of a file of `file_size` bytes (client/cas/file_chunk_hashes_json.h).
+  // NotFound when the file is unknown or invisible, or the server lacks the route;
+  // Corruption when the answer is malformed or inconsistent.
+  Result<FileChunkHashesAnswer> GetFileChunkHashes(const Hash& file_hash, uint64_t file_size,
+                                                   std::span<const ByteRange> dirty);
   // GETs `entry.url` for ranges [first_range, last_range] of it (one multi-range request,
   // or a single range), delivering each range's bytes in order to `on_range(i, bytes)` as
   // the answer streams in (memory: about one range, more only if a server reorders parts).

@@ -139,10 +139,12 @@ class GlobalDedup {
 
 class Session {
  public:
-  Session(CasClient& cas, const UploadOptions& options, std::span<const UploadItem> items)
+  Session(CasClient& cas, const UploadOptions& options, std::span<const UploadItem> items,
+          const ComposeFiles& compose)
       : cas_(cas),
         options_(options),
         items_(items),
+        compose_(compose),
         budget_(kMaxXorbBytesInFlight),
         limit_(std::max<size_t>(1, options.upload_concurrency),
                std::min<size_t>(2, std::max<size_t>(1, options.upload_concurrency))),
@@ -180,6 +182,7 @@ class Session {
   CasClient& cas_;
   const UploadOptions& options_;
   std::span<const UploadItem> items_;
+  const ComposeFiles& compose_;
   DedupIndex index_;
   std::optional<LocalShardCache> cache_;
   FirstError error_;  // the session's first failure; every thread stops on it
@@ -454,6 +457,7 @@ Status Session::ProcessFile(size_t item_index, Worker& w) {
   if (options_.compute_sha256) digest = w.sha.Finish();
   files_[item_index] = w.file.Finish(file_hash, digest);
   results_[item_index] = UploadedFile{file_hash, f.size, digest.value_or(Sha256Digest{})};
+  if (item.fragment) results_[item_index].chunks = std::move(f.chunks);
   if (stats()) stats()->files_done += 1;
   return Status::Ok();
 }
@@ -502,7 +506,19 @@ Status Session::BuildAndUploadShards() {
   std::vector<FileInfo> files;
   files.reserve(files_.size());
   auto xorb_hash = [&](uint32_t id) { return index_.XorbHash(id); };
-  for (const PendingFileInfo& f : files_) files.push_back(ResolveFileInfo(f, xorb_hash));
+  for (size_t i = 0; i < files_.size(); ++i) {
+    FileInfo info = ResolveFileInfo(files_[i], xorb_hash);
+    if (items_[i].fragment) {
+      results_[i].terms = std::move(info.terms);
+      results_[i].verification = std::move(info.verification);
+    } else {
+      files.push_back(std::move(info));
+    }
+  }
+  if (compose_) {
+    XET_ASSIGN_OR_RETURN(std::vector<FileInfo> composed, compose_(results_));
+    for (FileInfo& f : composed) files.push_back(std::move(f));
+  }
   // A xorb sealed twice (same content packed by two workers) is described once.
   std::vector<CasInfo> xorbs;
   std::unordered_set<Hash, HashHasher> seen;
@@ -569,8 +585,9 @@ Uploader::Uploader(CasClient& cas, UploadOptions options)
 
 Uploader::~Uploader() = default;
 
-Result<std::vector<UploadedFile>> Uploader::Upload(std::span<const UploadItem> items) {
-  Session session(impl_->cas, impl_->options, items);
+Result<std::vector<UploadedFile>> Uploader::Upload(std::span<const UploadItem> items,
+                                                   const ComposeFiles& compose) {
+  Session session(impl_->cas, impl_->options, items, compose);
   return session.Run();
 }
 

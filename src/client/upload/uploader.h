@@ -32,7 +32,9 @@
 #include "common/byte_source.h"
 #include "common/result.h"
 #include "format/hash.h"
+#include "format/merkle.h"
 #include "format/sha256.h"
+#include "format/shard_types.h"
 
 namespace xet {
 
@@ -51,13 +53,28 @@ struct UploadItem {
   std::string name;  // for error messages and progress ("data/a.bin")
   uint64_t size_hint = 0;
   std::function<Result<std::unique_ptr<ByteSource>>()> open;
+  // A fragment of a file being composed from parts (client/upload/partial_edit.h): its
+  // chunks are deduplicated, packed and uploaded like any file's, but no file is
+  // registered for it; its UploadedFile carries its chunks and reconstruction instead.
+  bool fragment = false;
 };
 
 struct UploadedFile {
   Hash file_hash;
   uint64_t size = 0;
   Sha256Digest sha256{};  // when computed
+  // A fragment's chunks in order, and its terms (xorb hashes resolved) with their
+  // verification entries; empty for other items.
+  std::vector<ChunkInfo> chunks = {};
+  std::vector<FileDataSequenceEntry> terms = {};
+  std::vector<FileVerificationEntry> verification = {};
 };
+
+// Composes files from a session's fragments once every xorb of the session is durable:
+// given each item's result, in item order, returns files to register in the session's
+// shards (their terms may name any xorb the server has). An error fails the upload.
+using ComposeFiles =
+    std::function<Result<std::vector<FileInfo>>(std::span<const UploadedFile> results)>;
 
 class Uploader {
  public:
@@ -69,7 +86,9 @@ class Uploader {
   // shard is durable on the server. On error (the first one wins) nothing of the failed
   // session is referenced by a shard the server registered only partially: shards are
   // uploaded after all their xorbs; a retry of the same items re-sends only what is missing.
-  Result<std::vector<UploadedFile>> Upload(std::span<const UploadItem> items);
+  // `compose`, if set, adds the files it returns to the shards (see ComposeFiles).
+  Result<std::vector<UploadedFile>> Upload(std::span<const UploadItem> items,
+                                           const ComposeFiles& compose = {});
 
  private:
   struct Impl;

@@ -166,7 +166,8 @@ Result<FileChunkHashes> ComputeFileChunkHashes(const FileRecord& file, const Xor
   auto [windows, gaps] = std::move(builder).Finish();
   if (windows.empty()) return Status::Internal("dirty ranges overlap no chunk");
 
-  // One verification hash per term lying wholly outside the windows (both ascending).
+  // One verification hash per term lying wholly outside the windows (both ascending), and
+  // one per maximal run of a term's chunks outside the windows (its pieces in the gaps).
   std::vector<Hash> hashes;
   size_t w = 0;
   uint64_t term_start = 0;
@@ -175,12 +176,33 @@ Result<FileChunkHashes> ComputeFileChunkHashes(const FileRecord& file, const Xor
     const uint64_t term_end = term_start + term.unpacked_bytes;
     while (w < windows.size() && windows[w].end <= term_start) ++w;
     const bool overlaps = w < windows.size() && windows[w].start < term_end;
+    const auto& rows = term_xorbs[t]->chunks;
     if (!overlaps) {
       hashes.clear();
-      for (uint32_t i = term.chunk_start; i < term.chunk_end; ++i) {
-        hashes.push_back(term_xorbs[t]->chunks[i].hash);
-      }
+      for (uint32_t i = term.chunk_start; i < term.chunk_end; ++i) hashes.push_back(rows[i].hash);
       answer.gap_verification.push_back(VerificationHash(hashes));
+      answer.gap_piece_verification.push_back(answer.gap_verification.back());
+    } else {
+      // Walk the term's chunks; windows are on chunk boundaries, so a chunk is wholly in
+      // a window or wholly in a gap.
+      size_t wi = w;
+      uint64_t pos = term_start;
+      uint32_t prev_end = term.chunk_start == 0 ? 0 : rows[term.chunk_start - 1].uncompressed_end;
+      hashes.clear();
+      for (uint32_t i = term.chunk_start; i < term.chunk_end; ++i) {
+        const uint64_t chunk_end = pos + (rows[i].uncompressed_end - prev_end);
+        while (wi < windows.size() && windows[wi].end <= pos) ++wi;
+        const bool in_window = wi < windows.size() && windows[wi].start < chunk_end;
+        if (in_window) {
+          if (!hashes.empty()) answer.gap_piece_verification.push_back(VerificationHash(hashes));
+          hashes.clear();
+        } else {
+          hashes.push_back(rows[i].hash);
+        }
+        prev_end = rows[i].uncompressed_end;
+        pos = chunk_end;
+      }
+      if (!hashes.empty()) answer.gap_piece_verification.push_back(VerificationHash(hashes));
     }
     term_start = term_end;
   }
@@ -223,6 +245,14 @@ std::string SerializeFileChunkHashes(const FileChunkHashes& answer) {
     if (i > 0) out.push_back(',');
     out.push_back('"');
     answer.gap_verification[i].ToHex(hex);
+    out.append(hex, sizeof(hex));
+    out.push_back('"');
+  }
+  out.append("],\"gapPieceVerification\":[");
+  for (size_t i = 0; i < answer.gap_piece_verification.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    out.push_back('"');
+    answer.gap_piece_verification[i].ToHex(hex);
     out.append(hex, sizeof(hex));
     out.push_back('"');
   }

@@ -1,6 +1,6 @@
 // GET /v2/file-chunk-hashes/{file_id}: for a file and the byte ranges a client is about to
 // rewrite ("dirty" ranges, header X-Range-Dirty), the chunk-aligned windows it must
-// re-chunk, opaque merkle subtrees (server/cas/merkle_subtree.h) summarizing the unchanged gaps
+// re-chunk, opaque merkle subtrees (format/merkle_subtree.h) summarizing the unchanged gaps
 // around them, and the verification hash of every term that lies wholly in a gap. With
 // these a client composes the edited file's hash and shard without touching the unchanged
 // chunks. Pure: no I/O. Semantics follow xet-core's server model
@@ -26,10 +26,17 @@
 //     and at_end only for the trailing gap.
 //  4. gapVerification: for each term, in order, that overlaps no window, VerificationHash
 //     of the term's chunk hashes (the value the file's shard carries for that term).
+//  5. gapPieceVerification (a xetstore extension; stock clients ignore the field): for each
+//     gap in order, for each term overlapping it in order, VerificationHash of the term's
+//     chunks that lie in the gap. A term cut by a window edge thus gets the hash of its
+//     part in the gap, so a client can reference that part (a shorter chunk range of the
+//     same xorb) in the edited file's shard without reading it. For a term wholly in a gap
+//     the entry equals its gapVerification entry.
 //
 // JSON (camelCase; field order as xet-core serializes FileChunkHashesResponse):
 //   {"totalChunks":N,"fileSize":N,"windows":[{"dirtyByteRange":[START,END]},...],
-//    "hashRanges":[null|SUBTREE,...],"gapVerification":["<xet hex>",...]}
+//    "hashRanges":[null|SUBTREE,...],"gapVerification":["<xet hex>",...],
+//    "gapPieceVerification":["<xet hex>",...]}
 // dirtyByteRange ends are exclusive.
 #pragma once
 
@@ -42,8 +49,8 @@
 
 #include "common/result.h"
 #include "format/hash.h"
+#include "format/merkle_subtree.h"
 #include "protocol/byte_range.h"
-#include "server/cas/merkle_subtree.h"
 #include "server/cas/reconstruction.h"  // XorbLookup
 #include "store/index_records.h"
 
@@ -63,6 +70,7 @@ struct FileChunkHashes {
   // windows.size() + 1 entries; nullopt for an empty gap.
   std::vector<std::optional<MerkleHashSubtree>> hash_ranges;
   std::vector<Hash> gap_verification;
+  std::vector<Hash> gap_piece_verification;
 };
 
 // True for a chunk size that, twice in a row, marks a boundary the chunker always

@@ -197,6 +197,23 @@ void CheckInvariants(const FileChunkHashes& a, const FileRecord& f, const Fixtur
     t0 = t1;
   }
   EXPECT_EQ(a.gap_verification, expected);
+  // Gap pieces, computed independently: per gap, per term, the term's chunks in that gap.
+  std::vector<Hash> pieces;
+  for (size_t g = 0; g <= a.windows.size(); ++g) {
+    const uint64_t gap_start = g == 0 ? 0 : a.windows[g - 1].end;
+    const uint64_t gap_end = g == a.windows.size() ? f.size : a.windows[g].start;
+    uint64_t pos = 0;
+    size_t c = 0;
+    for (const FileTerm& t : f.terms) {
+      std::vector<Hash> in_gap;
+      for (uint32_t i = t.chunk_start; i < t.chunk_end; ++i, ++c) {
+        if (pos >= gap_start && pos + chunks[c].size <= gap_end) in_gap.push_back(chunks[c].hash);
+        pos += chunks[c].size;
+      }
+      if (!in_gap.empty()) pieces.push_back(VerificationHash(in_gap));
+    }
+  }
+  EXPECT_EQ(a.gap_piece_verification, pieces);
   // The composed root and file hash equal the original file's.
   const auto root = ComposeRoot(a, chunks);
   ASSERT_TRUE(root.has_value());
@@ -488,7 +505,7 @@ TEST_F(FileChunkHashesMultiTermTest, EveryTermDirtyLeavesNoGapVerification) {
   EXPECT_EQ(SerializeFileChunkHashes(*r),
             R"({"totalChunks":15,"fileSize":)" + std::to_string(file.size) +
                 R"(,"windows":[{"dirtyByteRange":[0,)" + std::to_string(file.size) +
-                R"(]}],"hashRanges":[null,null],"gapVerification":[]})");
+                R"(]}],"hashRanges":[null,null],"gapVerification":[],"gapPieceVerification":[]})");
 }
 
 TEST_F(FileChunkHashesMultiTermTest, TwoWindowsAndTheJson) {
@@ -506,8 +523,8 @@ TEST_F(FileChunkHashesMultiTermTest, TwoWindowsAndTheJson) {
   std::vector<std::string> keys;
   for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
   std::sort(keys.begin(), keys.end());
-  EXPECT_EQ(keys, (std::vector<std::string>{"fileSize", "gapVerification", "hashRanges",
-                                            "totalChunks", "windows"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"fileSize", "gapPieceVerification", "gapVerification",
+                                            "hashRanges", "totalChunks", "windows"}));
   EXPECT_EQ(body->rfind(R"({"totalChunks":15,"fileSize":)", 0), 0u);  // serde field order
   EXPECT_EQ(j["fileSize"], file.size);
   ASSERT_EQ(j["windows"].size(), 2u);
@@ -526,6 +543,10 @@ TEST_F(FileChunkHashesMultiTermTest, TwoWindowsAndTheJson) {
   for (size_t i = 0; i < 2; ++i) {
     EXPECT_EQ(j["gapVerification"][i],
               VerificationHash(fx.TermChunkHashes(file.terms[i + 2])).ToHex());
+  }
+  ASSERT_EQ(j["gapPieceVerification"].size(), r->gap_piece_verification.size());
+  for (size_t i = 0; i < r->gap_piece_verification.size(); ++i) {
+    EXPECT_EQ(j["gapPieceVerification"][i], r->gap_piece_verification[i].ToHex());
   }
 }
 

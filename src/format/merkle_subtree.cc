@@ -1,4 +1,4 @@
-#include "server/cas/merkle_subtree.h"
+#include "format/merkle_subtree.h"
 
 #include <algorithm>
 #include <charconv>

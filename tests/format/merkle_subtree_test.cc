@@ -4,7 +4,7 @@
 // (xet_core_structures/src/merklehash/merkle_hash_subtree.rs); xet-core has no literal
 // expected values for it (its expectations are aggregated_node_hash of the same chunks), so
 // the literal values checked here are the aggregated-hash vectors of merkle.json.
-#include "server/cas/merkle_subtree.h"
+#include "format/merkle_subtree.h"
 
 #include <gtest/gtest.h>
 
