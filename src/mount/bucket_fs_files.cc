@@ -394,19 +394,20 @@ std::vector<Ino> BucketFs::CommitGroup(const std::vector<Ino>& inos) NO_THREAD_S
   Status error;
   // A partly rewritten existing file: only the windows around its changes are read and
   // uploaded (client/upload/partial_edit.h). Any failure falls back to the whole file.
+  // (A lambda is analysed on its own: it is handed the guarded fields it needs.)
   const auto upload_edit =
-      [&](FileState& st, const StagedFile::RemoteRead& remote) -> std::optional<UploadedFile> {
-    if (st.base_size < kPartialEditMinBytes || st.base_hash == Hash{}) return std::nullopt;
+      [&](StagedFile& staged, const Hash& base_hash, uint64_t base_size,
+          const StagedFile::RemoteRead& remote) -> std::optional<UploadedFile> {
+    if (base_size < kPartialEditMinBytes || base_hash == Hash{}) return std::nullopt;
     auto cas = WriteCas();
     if (!cas.ok()) return std::nullopt;
-    StagedContent content(*st.staged, remote);
+    StagedContent content(staged, remote);
     PartialEditOptions options;
     options.min_base_size = kPartialEditMinBytes;
     UploadItem whole;
-    whole.size_hint = st.staged->size();
+    whole.size_hint = staged.size();
     options.upload = CommitUploadOptions(std::span<const UploadItem>(&whole, 1));
-    auto result =
-        UploadEdited(**cas, EditOf(*st.staged, st.base_hash, st.base_size), content, options);
+    auto result = UploadEdited(**cas, EditOf(staged, base_hash, base_size), content, options);
     if (!result.ok()) {
       std::fprintf(stderr, "xetstore mount: partial upload failed, uploading whole: %s\n",
                    result.status().ToString().c_str());
@@ -419,7 +420,8 @@ std::vector<Ino> BucketFs::CommitGroup(const std::vector<Ino>& inos) NO_THREAD_S
     const StagedFile::RemoteRead remote = [&](uint64_t off, std::span<uint8_t> buf) {
       return ReadBase(*st, off, buf);
     };
-    std::optional<UploadedFile> partial = upload_edit(*st, remote);
+    std::optional<UploadedFile> partial =
+        upload_edit(*st->staged, st->base_hash, st->base_size, remote);
     if (!partial) {
       if (Status s = st->staged->FetchAll(remote); !s.ok()) {
         st->commit_error = s;

@@ -8,6 +8,7 @@
 #include <linux/fs.h>
 #include <sys/xattr.h>
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -15,11 +16,42 @@
 #include <vector>
 
 #include "client/bucket_transfer/remote_connection.h"
+#include "client/upload/file_hasher.h"
+#include "format/merkle.h"
 #include "mount/range_reader_content.h"
 #include "support/server_process.h"
+#include "support/test_support.h"
 
 namespace xet {
 namespace {
+
+// A ContentSource that counts the bytes read from the remote versions through it.
+class CountingContent final : public ContentSource {
+ public:
+  explicit CountingContent(ContentSource& inner) : inner_(inner) {}
+  void Prefetch(const Hash& file, uint64_t size) override { inner_.Prefetch(file, size); }
+  std::unique_ptr<FileStream> Open(const Hash& file, uint64_t size) override {
+    class Counted final : public FileStream {
+     public:
+      Counted(std::unique_ptr<FileStream> s, std::atomic<uint64_t>& n) : s_(std::move(s)), n_(n) {}
+      Result<size_t> Read(uint64_t offset, std::span<uint8_t> out) override {
+        auto r = s_->Read(offset, out);
+        if (r.ok()) n_ += *r;
+        return r;
+      }
+
+     private:
+      std::unique_ptr<FileStream> s_;
+      std::atomic<uint64_t>& n_;
+    };
+    return std::make_unique<Counted>(inner_.Open(file, size), bytes_);
+  }
+  uint64_t bytes() const { return bytes_.load(); }
+
+ private:
+  ContentSource& inner_;
+  std::atomic<uint64_t> bytes_{0};
+};
 
 class BucketFsTest : public ::testing::Test {
  protected:
@@ -202,6 +234,65 @@ TEST_F(BucketFsTest, MetadataIsStoredWithTheEntry) {
   EXPECT_EQ((*info)[0].mtime_ms, 1'700'000'000'123);
   EXPECT_EQ((*info)[0].posix->xattrs,
             (std::vector<std::pair<std::string, std::string>>{{"user.k", "v"}}));
+}
+
+TEST_F(BucketFsTest, APartlyRewrittenLargeFileIsCommittedAsAnEdit) {
+  // A 12 MB base, committed; then, on a fresh mount, three scattered writes, a write past
+  // the end, and a commit: the remote file must hash as the new bytes chunked whole, read
+  // back as them, and only the windows around the writes may have been read.
+  const auto base_bytes = testing::RandomBytes(12'000'000, 17);
+  std::string expected(base_bytes.begin(), base_bytes.end());
+  const Ino ino = WriteFile(kRootIno, "big.bin", expected);
+  ASSERT_EQ(fs_->SyncAll(), 0);
+  fs_.reset();
+  CountingContent counting(*content_);
+  fs_ = std::make_unique<BucketFs>(options_, *conn_, counting);
+  Ino again = 0;
+  NodeAttr attr;
+  ASSERT_EQ(fs_->Lookup(kRootIno, "big.bin", &again, &attr), 0);
+  uint64_t fh = 0;
+  bool keep = false;
+  ASSERT_EQ(fs_->Open(again, O_RDWR, &fh, &keep), 0);
+  const std::vector<std::pair<uint64_t, size_t>> writes = {
+      {1'000'000, 50'000}, {6'000'000, 70'000}, {9'500'000, 1}, {12'000'000, 30'000}};
+  uint64_t seed = 100;
+  for (const auto& [off, n] : writes) {
+    const auto fresh = testing::RandomBytes(n, seed++);
+    const std::string data(fresh.begin(), fresh.end());
+    ASSERT_EQ(fs_->Write(fh, off, AsBytes(data)), 0);
+    if (expected.size() < off + n) expected.resize(off + n);
+    expected.replace(off, n, data);
+  }
+  ASSERT_EQ(fs_->Fsync(fh), 0);
+  fs_->Release(fh);
+  ASSERT_EQ(fs_->SyncAll(), 0);
+  EXPECT_LT(counting.bytes(), 4u * (2u << 20)) << "more than the windows were read";
+
+  ChunkHashStream full;
+  full.Consume(AsBytes(expected));
+  const Hash want = FileHash(full.Finish());
+  fs_.reset();
+  fs_ = std::make_unique<BucketFs>(options_, *conn_, *content_);
+  ASSERT_EQ(fs_->Lookup(kRootIno, "big.bin", &again, &attr), 0);
+  EXPECT_EQ(attr.size, expected.size());
+  EXPECT_EQ(attr.hash, want);
+  ASSERT_EQ(fs_->Open(again, O_RDONLY, &fh, &keep), 0);
+  std::string got(expected.size(), '\0');
+  size_t done = 0;
+  while (done < got.size()) {
+    size_t n = 0;
+    ASSERT_EQ(fs_->Read(fh, done,
+                        {reinterpret_cast<uint8_t*>(got.data()) + done,
+                         std::min<size_t>(got.size() - done, 1 << 20)},
+                        &n),
+              0);
+    if (n == 0) break;
+    done += n;
+  }
+  fs_->Release(fh);
+  EXPECT_EQ(done, expected.size());
+  EXPECT_TRUE(got == expected);
+  (void)ino;
 }
 
 }  // namespace
