@@ -82,7 +82,7 @@ std::optional<Hash> ComposedRoot(const std::vector<ChunkInfo>& chunks,
   return merged->Root();
 }
 
-Hash FileHashFromRoot(const Hash& root) {
+Hash FileHashOfRoot(const Hash& root) {
   return KeyedBlake3(keys::kFileHashKey, root.data(), Hash::kSize);
 }
 
@@ -117,7 +117,7 @@ TEST(MerkleSubtree, WholeRunEqualsMerkleRoot) {
     const auto t = MerkleHashSubtree::FromChunks(true, chunks, true);
     ASSERT_EQ(t.Root(), MerkleRoot(chunks)) << "n=" << n;
     if (n > 0) {
-      EXPECT_EQ(FileHashFromRoot(*t.Root()), FileHash(chunks)) << "n=" << n;
+      EXPECT_EQ(FileHashOfRoot(*t.Root()), FileHash(chunks)) << "n=" << n;
     }
   }
 }
