@@ -279,6 +279,9 @@ struct Session::FileProgress {
   std::vector<ChunkInfo> chunks;  // every chunk, in order (the file hash)
   uint64_t size = 0;
   uint64_t now = 0;  // unix seconds at the file's start, for dedup index lookups
+  // A fragment (UploadItem::fragment) starts where a file was changed: its first chunk is
+  // new, so asking the server about it at once would only cost a round trip.
+  bool fragment = false;
 };
 
 // Whether a shard of this session may reference `xorb`: asks the server once for a xorb
@@ -373,7 +376,7 @@ Status Session::EmitChunk(Worker& w, FileProgress& f, std::span<const uint8_t> d
   f.chunks.push_back({hash, data.size()});
   auto loc = FindUsable(hash, f.now);
   if (!loc && options_.global_dedup) {
-    if (first) {
+    if (first && !f.fragment) {
       global_->QueryNow(hash);
       loc = FindUsable(hash, NowSeconds());
     } else if (IsGlobalDedupEligible(hash)) {
@@ -448,6 +451,7 @@ Status Session::ProcessFile(size_t item_index, Worker& w) {
   w.sha.Reset();  // a file that failed halfway may have left a partial stream
   FileProgress f;
   f.now = NowSeconds();
+  f.fragment = item.fragment;
   XET_RETURN_IF_ERROR(ReadAndCut(w, source, item.name, f));
   w.filter.Finish(&w.verdicts);
   XET_RETURN_IF_ERROR(ApplyVerdicts(w, {}));
