@@ -160,7 +160,7 @@ TEST_F(PartialEditServerTest, RandomEditsGiveTheFullUploadsHashAndBytes) {
   }
   Hash current = base.file_hash;
   std::mt19937_64 rng(42);
-  for (int round = 0; round < 24; ++round) {
+  for (int round = 0; round < 40; ++round) {
     SCOPED_TRACE("round " + std::to_string(round));
     const uint64_t size = data.size();
     const auto chunks = ChunksOf(data);

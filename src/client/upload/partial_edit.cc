@@ -160,6 +160,12 @@ struct Part {
   size_t item = 0;                         // upload item (fragments)
 };
 
+// A term of the new file with its verification hash.
+struct VerifiedTerm {
+  FileDataSequenceEntry term;
+  Hash verification;
+};
+
 struct WindowPlan {
   uint64_t start = 0, end = 0;  // new-content offsets
   std::vector<ChunkInfo> chunks;
@@ -191,6 +197,134 @@ Status ChunkWindow(EditedContent& content, uint64_t new_size, WindowPlan* w) {
                         std::to_string(w->start) + ", " + std::to_string(w->end) + ")");
   }
   return Status::Ok();
+}
+
+// Splits a chunked window into runs of base chunks found in place (the same bytes, outside
+// every changed range, at the same offset and of the same length as a base chunk: that
+// chunk, already stored) and runs of other chunks (fragments to upload).
+void SplitWindow(const BaseLayout& base, const std::vector<Span>& changed, uint64_t base_kept,
+                 WindowPlan* window) {
+  WindowPlan& w = *window;
+  uint64_t pos = w.start;
+  for (size_t j = 0; j < w.chunks.size(); ++j) {
+    const uint64_t end = pos + w.chunks[j].size;
+    std::optional<size_t> at;
+    if (end <= base_kept && !Intersects(changed, pos, end)) {
+      at = base.BoundaryAt(pos);
+      if (at && (*at >= base.chunks.size() || base.chunks[*at].size != w.chunks[j].size)) {
+        at.reset();
+      }
+    }
+    Part* last = w.parts.empty() ? nullptr : &w.parts.back();
+    const bool extends = last != nullptr && last->base == at.has_value() &&
+                         (!at || last->base_first + (j - last->chunk_first) == *at);
+    if (extends) {
+      last->chunk_last = j + 1;
+    } else {
+      Part part;
+      part.base = at.has_value();
+      part.chunk_first = j;
+      part.chunk_last = j + 1;
+      part.base_first = at.value_or(0);
+      w.parts.push_back(part);
+    }
+    pos = end;
+  }
+}
+
+// The new file's hash: the gaps' subtrees merged with the windows' chunks.
+Result<Hash> ComposeFileHash(const FileChunkHashesAnswer& answer,
+                             const std::vector<WindowPlan>& plans, uint64_t new_size) {
+  std::vector<MerkleHashSubtree> runs;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    if (answer.gaps[i]) runs.push_back(*answer.gaps[i]);
+    runs.push_back(MerkleHashSubtree::FromChunks(plans[i].start == 0, plans[i].chunks,
+                                                 plans[i].end == new_size));
+  }
+  if (answer.gaps.back()) runs.push_back(*answer.gaps.back());
+  auto merged = MerkleHashSubtree::Merge(runs);
+  if (!merged.ok()) return Inconsistent("merging the gap subtrees: " + merged.status().message());
+  const std::optional<Hash> root = merged->Root();
+  if (!root) return Inconsistent("the merged subtrees do not close into a root");
+  return FileHashFromRoot(*root);
+}
+
+// The gaps' terms: the base's terms cut to each gap (window edges are base chunk
+// boundaries: checked before), verified by the server's gapPieceVerification, which must
+// agree with its gapVerification for the terms wholly in a gap.
+Result<std::vector<std::vector<VerifiedTerm>>> GapTerms(const FileChunkHashesAnswer& answer,
+                                                        const BaseLayout& base) {
+  std::vector<std::vector<VerifiedTerm>> gaps(answer.gaps.size());
+  const std::vector<Hash>& piece_hashes = *answer.gap_piece_verification;
+  size_t next_piece = 0;
+  size_t next_whole = 0;
+  for (size_t g = 0; g < answer.gaps.size(); ++g) {
+    const uint64_t start = g == 0 ? 0 : answer.windows[g - 1].end;
+    const uint64_t end = g == answer.windows.size() ? base.size : answer.windows[g].start;
+    XET_ASSIGN_OR_RETURN(const auto pieces,
+                         BasePieces(base, *base.BoundaryAt(start), *base.BoundaryAt(end)));
+    for (const Piece& p : pieces) {
+      if (next_piece >= piece_hashes.size()) return Inconsistent("too few gapPieceVerification");
+      const Hash& h = piece_hashes[next_piece++];
+      const size_t t = base.chunks[p.first].term;
+      if (p.first == base.term_first[t] && p.last == base.term_end[t]) {
+        if (next_whole >= answer.gap_verification.size() ||
+            answer.gap_verification[next_whole++] != h) {
+          return Inconsistent("gapVerification disagrees with gapPieceVerification");
+        }
+      }
+      gaps[g].push_back({p.term, h});
+    }
+  }
+  if (next_piece != piece_hashes.size() || next_whole != answer.gap_verification.size()) {
+    return Inconsistent("too many gap verification entries");
+  }
+  return gaps;
+}
+
+// The new file's shard file info: the gaps' terms, and in each window the base runs' terms
+// (verified with the window's own chunk hashes) and the fragments' (from the upload).
+Result<FileInfo> ComposeFileInfo(const Hash& file_hash,
+                                 const std::vector<std::vector<VerifiedTerm>>& gaps,
+                                 const std::vector<WindowPlan>& plans, const BaseLayout& base,
+                                 std::span<const UploadedFile> results) {
+  FileInfo info;
+  info.file_hash = file_hash;
+  info.flags = kFileFlagWithVerification;
+  const auto add = [&](const FileDataSequenceEntry& term, const Hash& verification) {
+    info.terms.push_back(term);
+    FileVerificationEntry v;
+    v.range_hash = verification;
+    info.verification.push_back(v);
+  };
+  for (size_t i = 0; i <= plans.size(); ++i) {
+    for (const VerifiedTerm& t : gaps[i]) add(t.term, t.verification);
+    if (i == plans.size()) break;
+    const WindowPlan& w = plans[i];
+    for (const Part& part : w.parts) {
+      if (part.base) {
+        const size_t n = part.chunk_last - part.chunk_first;
+        XET_ASSIGN_OR_RETURN(auto pieces, BasePieces(base, part.base_first, part.base_first + n));
+        for (const Piece& p : pieces) {
+          std::vector<Hash> hashes;
+          for (size_t q = p.first; q < p.last; ++q) {
+            hashes.push_back(w.chunks[part.chunk_first + (q - part.base_first)].hash);
+          }
+          add(p.term, VerificationHash(hashes));
+        }
+        continue;
+      }
+      const UploadedFile& f = results[part.item];
+      const auto want = std::span<const ChunkInfo>(w.chunks).subspan(
+          part.chunk_first, part.chunk_last - part.chunk_first);
+      if (!std::equal(f.chunks.begin(), f.chunks.end(), want.begin(), want.end()) ||
+          f.terms.size() != f.verification.size()) {
+        return Status::Internal("partial edit: a fragment chunked differently from its window");
+      }
+      for (size_t k = 0; k < f.terms.size(); ++k) add(f.terms[k], f.verification[k].range_hash);
+    }
+  }
+  return info;
 }
 
 }  // namespace
@@ -268,33 +402,8 @@ Result<std::optional<UploadedFile>> UploadEdited(CasClient& cas, const FileEdit&
     w.end = answer.windows[i].end == edit.base_size ? edit.new_size : answer.windows[i].end;
     XET_RETURN_IF_ERROR(ChunkWindow(content, edit.new_size, &w));
     local_stats.window_bytes += w.end - w.start;
+    SplitWindow(base, changed, edit.base_kept, &w);
     uint64_t pos = w.start;
-    for (size_t j = 0; j < w.chunks.size(); ++j) {
-      const uint64_t end = pos + w.chunks[j].size;
-      // The same bytes at the same place as a base chunk: that chunk, already stored.
-      std::optional<size_t> at;
-      if (end <= edit.base_kept && !Intersects(changed, pos, end)) {
-        at = base.BoundaryAt(pos);
-        if (at && (*at >= base.chunks.size() || base.chunks[*at].size != w.chunks[j].size)) {
-          at.reset();
-        }
-      }
-      Part* last = w.parts.empty() ? nullptr : &w.parts.back();
-      const bool extends = last != nullptr && last->base == at.has_value() &&
-                           (!at || last->base_first + (j - last->chunk_first) == *at);
-      if (extends) {
-        last->chunk_last = j + 1;
-      } else {
-        Part part;
-        part.base = at.has_value();
-        part.chunk_first = j;
-        part.chunk_last = j + 1;
-        part.base_first = at.value_or(0);
-        w.parts.push_back(part);
-      }
-      pos = end;
-    }
-    pos = w.start;
     for (Part& part : w.parts) {
       uint64_t bytes = 0;
       for (size_t j = part.chunk_first; j < part.chunk_last; ++j) bytes += w.chunks[j].size;
@@ -312,90 +421,12 @@ Result<std::optional<UploadedFile>> UploadEdited(CasClient& cas, const FileEdit&
     }
   }
 
-  // The new file's hash: the gaps' subtrees merged with the windows' chunks.
-  std::vector<MerkleHashSubtree> runs;
-  for (size_t i = 0; i < plans.size(); ++i) {
-    if (answer.gaps[i]) runs.push_back(*answer.gaps[i]);
-    runs.push_back(MerkleHashSubtree::FromChunks(plans[i].start == 0, plans[i].chunks,
-                                                 plans[i].end == edit.new_size));
-  }
-  if (answer.gaps.back()) runs.push_back(*answer.gaps.back());
-  auto merged = MerkleHashSubtree::Merge(runs);
-  if (!merged.ok()) return Inconsistent("merging the gap subtrees: " + merged.status().message());
-  const std::optional<Hash> root = merged->Root();
-  if (!root) return Inconsistent("the merged subtrees do not close into a root");
-  const Hash file_hash = FileHashFromRoot(*root);
+  XET_ASSIGN_OR_RETURN(const Hash file_hash, ComposeFileHash(answer, plans, edit.new_size));
 
-  // The gaps' terms: the base's terms cut to each gap, verified by the server's hashes.
-  std::vector<std::vector<Piece>> gap_pieces(answer.gaps.size());
-  std::vector<std::vector<Hash>> gap_hashes(answer.gaps.size());
-  const std::vector<Hash>& piece_hashes = *answer.gap_piece_verification;
-  size_t next_piece = 0;
-  size_t next_whole = 0;
-  for (size_t g = 0; g < answer.gaps.size(); ++g) {
-    const uint64_t start = g == 0 ? 0 : answer.windows[g - 1].end;
-    const uint64_t end = g == answer.windows.size() ? edit.base_size : answer.windows[g].start;
-    const size_t first = *base.BoundaryAt(start);  // window edges were checked above
-    const size_t last = *base.BoundaryAt(end);
-    XET_ASSIGN_OR_RETURN(gap_pieces[g], BasePieces(base, first, last));
-    for (const Piece& p : gap_pieces[g]) {
-      if (next_piece >= piece_hashes.size()) return Inconsistent("too few gapPieceVerification");
-      const Hash& h = piece_hashes[next_piece++];
-      const size_t t = base.chunks[p.first].term;
-      if (p.first == base.term_first[t] && p.last == base.term_end[t]) {
-        if (next_whole >= answer.gap_verification.size() ||
-            answer.gap_verification[next_whole++] != h) {
-          return Inconsistent("gapVerification disagrees with gapPieceVerification");
-        }
-      }
-      gap_hashes[g].push_back(h);
-    }
-  }
-  if (next_piece != piece_hashes.size() || next_whole != answer.gap_verification.size()) {
-    return Inconsistent("too many gap verification entries");
-  }
+  XET_ASSIGN_OR_RETURN(const auto gaps, GapTerms(answer, base));
 
   const auto compose = [&](std::span<const UploadedFile> results) -> Result<std::vector<FileInfo>> {
-    FileInfo info;
-    info.file_hash = file_hash;
-    info.flags = kFileFlagWithVerification;
-    const auto add = [&](const FileDataSequenceEntry& term, const Hash& verification) {
-      info.terms.push_back(term);
-      FileVerificationEntry v;
-      v.range_hash = verification;
-      info.verification.push_back(v);
-    };
-    const auto add_gap = [&](size_t g) {
-      for (size_t k = 0; k < gap_pieces[g].size(); ++k)
-        add(gap_pieces[g][k].term, gap_hashes[g][k]);
-    };
-    for (size_t i = 0; i < plans.size(); ++i) {
-      add_gap(i);
-      const WindowPlan& w = plans[i];
-      for (const Part& part : w.parts) {
-        if (part.base) {
-          const size_t n = part.chunk_last - part.chunk_first;
-          XET_ASSIGN_OR_RETURN(auto pieces, BasePieces(base, part.base_first, part.base_first + n));
-          for (const Piece& p : pieces) {
-            std::vector<Hash> hashes;
-            for (size_t q = p.first; q < p.last; ++q) {
-              hashes.push_back(w.chunks[part.chunk_first + (q - part.base_first)].hash);
-            }
-            add(p.term, VerificationHash(hashes));
-          }
-          continue;
-        }
-        const UploadedFile& f = results[part.item];
-        const auto want = std::span<const ChunkInfo>(w.chunks).subspan(
-            part.chunk_first, part.chunk_last - part.chunk_first);
-        if (!std::equal(f.chunks.begin(), f.chunks.end(), want.begin(), want.end()) ||
-            f.terms.size() != f.verification.size()) {
-          return Status::Internal("partial edit: a fragment chunked differently from its window");
-        }
-        for (size_t k = 0; k < f.terms.size(); ++k) add(f.terms[k], f.verification[k].range_hash);
-      }
-    }
-    add_gap(answer.gaps.size() - 1);
+    XET_ASSIGN_OR_RETURN(FileInfo info, ComposeFileInfo(file_hash, gaps, plans, base, results));
     if (info.size() != edit.new_size) {
       return Status::Internal("partial edit: composed terms do not add up to the new size");
     }
