@@ -257,6 +257,24 @@ TEST_F(PartialEditServerTest, ReadsOnlyWindowsAndUploadsOnlyNewChunks) {
   EXPECT_LT(ts.bytes_sent.load(), new_bytes + new_bytes / 10 + 64 * 1024);
 }
 
+TEST_F(PartialEditServerTest, ManyRangesAreMergedBeforeAsking) {
+  // 20 scattered writes, at most 4 ranges per request: the nearest ones are merged (their
+  // windows then cover the unchanged bytes between them too), and the result is the same.
+  const auto data = testing::RandomBytes(4'000'000, 21);
+  const UploadedFile base = UploadWhole(data);
+  std::vector<Span> ranges;
+  for (uint64_t i = 0; i < 20; ++i) {
+    const uint64_t off = i * 190'000 + (i % 3) * 5'000 + 1'000;
+    ranges.push_back({off, off + 10});
+  }
+  Edited e = Overwrite(data, ranges, 31);
+  options_.max_dirty_ranges = 4;
+  PartialEditStats stats;
+  Check(base.file_hash, data.size(), e, &stats);
+  EXPECT_GE(stats.windows, 1u);
+  EXPECT_LE(stats.windows, 4u);
+}
+
 TEST_F(PartialEditServerTest, DeclinesWhenThePartialPathDoesNotApply) {
   const auto data = testing::RandomBytes(1'000'000, 3);
   const UploadedFile base = UploadWhole(data);
