@@ -391,6 +391,8 @@ Result<std::optional<UploadedFile>> UploadEdited(CasClient& cas, const FileEdit&
     }
   }
 
+  XET_ASSIGN_OR_RETURN(const auto gaps, GapTerms(answer, base));
+
   // The windows in new-content offsets, chunked, split into base runs and fragments.
   std::vector<WindowPlan> plans(answer.windows.size());
   std::vector<UploadItem> items;
@@ -422,8 +424,6 @@ Result<std::optional<UploadedFile>> UploadEdited(CasClient& cas, const FileEdit&
   }
 
   XET_ASSIGN_OR_RETURN(const Hash file_hash, ComposeFileHash(answer, plans, edit.new_size));
-
-  XET_ASSIGN_OR_RETURN(const auto gaps, GapTerms(answer, base));
 
   const auto compose = [&](std::span<const UploadedFile> results) -> Result<std::vector<FileInfo>> {
     XET_ASSIGN_OR_RETURN(FileInfo info, ComposeFileInfo(file_hash, gaps, plans, base, results));
