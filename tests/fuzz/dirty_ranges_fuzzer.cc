@@ -13,8 +13,9 @@
 //   - on success: totals match the file; windows are ascending, disjoint, non-empty, on
 //     chunk boundaries and inside the file; every dirty byte inside the file is in a
 //     window; hashRanges has windows + 1 entries, null exactly for empty gaps;
-//     gapVerification has one hash per term overlapping no window; the JSON answer
-//     parses and agrees with the structure;
+//     gapVerification has one hash per term overlapping no window, gapPieceVerification
+//     one per (gap, term overlapping it); the JSON answer parses and agrees with the
+//     structure, and the client's parser accepts it unchanged;
 //   - heap growth stays linear in the input.
 #include <algorithm>
 #include <cstddef>
@@ -27,6 +28,7 @@
 #include <string_view>
 #include <vector>
 
+#include "client/cas/file_chunk_hashes_json.h"
 #include "fuzz/support/heap_meter.h"
 #include "server/cas/file_chunk_hashes.h"
 
@@ -137,6 +139,19 @@ void CheckAnswer(const SyntheticFile& f, const std::vector<ByteRange>& dirty) {
     term_start = term_end;
   }
   Check(a.gap_verification.size() == clean_terms, "gapVerification count");
+  // gapPieceVerification: one per (gap, term overlapping it).
+  size_t pieces = 0;
+  for (size_t g = 0; g <= a.windows.size(); ++g) {
+    const uint64_t start = g == 0 ? 0 : a.windows[g - 1].end;
+    const uint64_t end = g == a.windows.size() ? f.file.size : a.windows[g].start;
+    uint64_t t0 = 0;
+    for (const xet::FileTerm& t : f.file.terms) {
+      const uint64_t t1 = t0 + t.unpacked_bytes;
+      pieces += (t0 < end && start < t1) ? 1 : 0;
+      t0 = t1;
+    }
+  }
+  Check(a.gap_piece_verification.size() == pieces, "gapPieceVerification count");
 
   const std::string text = xet::SerializeFileChunkHashes(a);
   const auto j = nlohmann::json::parse(text, nullptr, false);
@@ -145,6 +160,12 @@ void CheckAnswer(const SyntheticFile& f, const std::vector<ByteRange>& dirty) {
             j["gapVerification"].size() == a.gap_verification.size() &&
             j["totalChunks"] == a.total_chunks && j["fileSize"] == a.file_size,
         "JSON disagrees with the answer");
+  // The client's parser (client/cas/file_chunk_hashes_json.h) accepts it as it is.
+  const auto parsed = xet::ParseFileChunkHashesJson(text, f.file.size);
+  Check(parsed.ok(), "the client rejects the server's answer");
+  Check(parsed->windows.size() == a.windows.size() && parsed->gaps == a.hash_ranges &&
+            parsed->gap_piece_verification == a.gap_piece_verification,
+        "the client reads another answer");
 }
 
 }  // namespace
