@@ -10,18 +10,18 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::string_view kDoc = "file chunk hashes";
+constexpr std::string_view kChunkHashesDoc = "file chunk hashes";
 
 Result<std::vector<Hash>> HashList(const json& j, const char* key) {
   const json* a = wire_json::Field(j, key);
   if (a == nullptr || !a->is_array()) {
-    return wire_json::Bad(kDoc, std::string("missing \"") + key + "\"");
+    return wire_json::Bad(kChunkHashesDoc, std::string("missing \"") + key + "\"");
   }
   std::vector<Hash> out;
   out.reserve(a->size());
   for (const json& v : *a) {
     const auto hash = v.is_string() ? Hash::FromHex(v.get_ref<const std::string&>()) : std::nullopt;
-    if (!hash) return wire_json::Bad(kDoc, std::string("bad hash in \"") + key + "\"");
+    if (!hash) return wire_json::Bad(kChunkHashesDoc, std::string("bad hash in \"") + key + "\"");
     out.push_back(*hash);
   }
   return out;
@@ -39,39 +39,41 @@ std::optional<uint64_t> SubtreeBytes(const MerkleHashSubtree& t) {
 }
 
 Result<FileChunkHashesAnswer> AnswerFrom(const json& j, uint64_t file_size) {
-  if (!j.is_object()) return wire_json::Bad(kDoc, "not a JSON object");
+  if (!j.is_object()) return wire_json::Bad(kChunkHashesDoc, "not a JSON object");
   FileChunkHashesAnswer a;
   if (!wire_json::GetU64(j, "totalChunks", &a.total_chunks) ||
       !wire_json::GetU64(j, "fileSize", &a.file_size)) {
-    return wire_json::Bad(kDoc, "missing \"totalChunks\" or \"fileSize\"");
+    return wire_json::Bad(kChunkHashesDoc, "missing \"totalChunks\" or \"fileSize\"");
   }
   if (a.file_size != file_size) {
-    return wire_json::Bad(kDoc, "\"fileSize\" " + std::to_string(a.file_size) + " is not the " +
-                                    std::to_string(file_size) + " bytes of the file");
+    return wire_json::Bad(kChunkHashesDoc, "\"fileSize\" " + std::to_string(a.file_size) +
+                                               " is not the " + std::to_string(file_size) +
+                                               " bytes of the file");
   }
   const json* windows = wire_json::Field(j, "windows");
   if (windows == nullptr || !windows->is_array() || windows->empty()) {
-    return wire_json::Bad(kDoc, "missing \"windows\"");
+    return wire_json::Bad(kChunkHashesDoc, "missing \"windows\"");
   }
   uint64_t prev_end = 0;
   for (const json& w : *windows) {
     const json* r = wire_json::Field(w, "dirtyByteRange");
     if (r == nullptr || !r->is_array() || r->size() != 2 || !(*r)[0].is_number_unsigned() ||
         !(*r)[1].is_number_unsigned()) {
-      return wire_json::Bad(kDoc, "window without a \"dirtyByteRange\" pair");
+      return wire_json::Bad(kChunkHashesDoc, "window without a \"dirtyByteRange\" pair");
     }
     const DirtyWindow win{(*r)[0].get<uint64_t>(), (*r)[1].get<uint64_t>()};
     if (win.start >= win.end || win.end > file_size || win.start < prev_end) {
-      return wire_json::Bad(kDoc, "window [" + std::to_string(win.start) + ", " +
-                                      std::to_string(win.end) +
-                                      ") is empty, outside the file or out of order");
+      return wire_json::Bad(kChunkHashesDoc, "window [" + std::to_string(win.start) + ", " +
+                                                 std::to_string(win.end) +
+                                                 ") is empty, outside the file or out of order");
     }
     prev_end = win.end;
     a.windows.push_back(win);
   }
   const json* gaps = wire_json::Field(j, "hashRanges");
   if (gaps == nullptr || !gaps->is_array() || gaps->size() != a.windows.size() + 1) {
-    return wire_json::Bad(kDoc, "\"hashRanges\" does not have one entry per window plus one");
+    return wire_json::Bad(kChunkHashesDoc,
+                          "\"hashRanges\" does not have one entry per window plus one");
   }
   for (size_t g = 0; g < gaps->size(); ++g) {
     const uint64_t start = g == 0 ? 0 : a.windows[g - 1].end;
@@ -79,18 +81,18 @@ Result<FileChunkHashesAnswer> AnswerFrom(const json& j, uint64_t file_size) {
     const json& entry = (*gaps)[g];
     const std::string what = "gap " + std::to_string(g) + ": ";
     if (entry.is_null()) {
-      if (start != end) return wire_json::Bad(kDoc, what + "null for a non-empty gap");
+      if (start != end) return wire_json::Bad(kChunkHashesDoc, what + "null for a non-empty gap");
       a.gaps.emplace_back(std::nullopt);
       continue;
     }
     auto subtree = MerkleHashSubtree::FromJson(entry.dump());
-    if (!subtree.ok()) return wire_json::Bad(kDoc, what + subtree.status().message());
+    if (!subtree.ok()) return wire_json::Bad(kChunkHashesDoc, what + subtree.status().message());
     if (subtree->at_start() != (g == 0) || subtree->at_end() != (g == a.windows.size())) {
-      return wire_json::Bad(kDoc, what + "wrong at_start / at_end");
+      return wire_json::Bad(kChunkHashesDoc, what + "wrong at_start / at_end");
     }
     if (SubtreeBytes(*subtree) != end - start || start == end) {
-      return wire_json::Bad(kDoc, what + "its subtree does not hold the gap's " +
-                                      std::to_string(end - start) + " bytes");
+      return wire_json::Bad(kChunkHashesDoc, what + "its subtree does not hold the gap's " +
+                                                 std::to_string(end - start) + " bytes");
     }
     a.gaps.emplace_back(std::move(*subtree));
   }
@@ -104,11 +106,11 @@ Result<FileChunkHashesAnswer> AnswerFrom(const json& j, uint64_t file_size) {
 }  // namespace
 
 Result<FileChunkHashesAnswer> ParseFileChunkHashesJson(std::string_view body, uint64_t file_size) {
-  XET_ASSIGN_OR_RETURN(const json j, wire_json::ParseBody(body, kDoc));
+  XET_ASSIGN_OR_RETURN(const json j, wire_json::ParseBody(body, kChunkHashesDoc));
   try {
     return AnswerFrom(j, file_size);
   } catch (const json::exception& e) {  // not expected: every access is checked
-    return wire_json::Bad(kDoc, e.what());
+    return wire_json::Bad(kChunkHashesDoc, e.what());
   }
 }
 
