@@ -30,6 +30,17 @@ constexpr uint64_t kSmallFileBytes = 1 << 20;
 // (its unchanged bytes are neither fetched nor sent); below it, whole.
 constexpr uint64_t kPartialEditMinBytes = 8 << 20;
 
+// Fills `out` from `offset` of a remote version.
+Status ReadStreamFully(FileStream& stream, uint64_t offset, std::span<uint8_t> out) {
+  size_t done = 0;
+  while (done < out.size()) {
+    XET_ASSIGN_OR_RETURN(size_t n, stream.Read(offset + done, out.subspan(done)));
+    if (n == 0) return Status::Corruption("the remote file ended early");
+    done += n;
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::shared_ptr<BucketFs::FileState> BucketFs::FindState(Ino ino) const {
@@ -99,13 +110,7 @@ int BucketFs::EnsureStaged(FileState& st) {
 Status BucketFs::ReadBase(FileState& st, uint64_t offset, std::span<uint8_t> out) {
   st.mu.AssertHeld();
   if (!st.base_stream) st.base_stream = content_.Open(st.base_hash, st.base_size);
-  size_t done = 0;
-  while (done < out.size()) {
-    XET_ASSIGN_OR_RETURN(size_t n, st.base_stream->Read(offset + done, out.subspan(done)));
-    if (n == 0) return Status::Corruption("the remote file ended early");
-    done += n;
-  }
-  return Status::Ok();
+  return ReadStreamFully(*st.base_stream, offset, out);
 }
 
 void BucketFs::MarkWritten(Ino ino, uint64_t size) {
@@ -395,12 +400,16 @@ std::vector<Ino> BucketFs::CommitGroup(const std::vector<Ino>& inos) NO_THREAD_S
   // A partly rewritten existing file: only the windows around its changes are read and
   // uploaded (client/upload/partial_edit.h). Any failure falls back to the whole file.
   // (A lambda is analysed on its own: it is handed the guarded fields it needs.)
-  const auto upload_edit =
-      [&](StagedFile& staged, const Hash& base_hash, uint64_t base_size,
-          const StagedFile::RemoteRead& remote) -> std::optional<UploadedFile> {
+  const auto upload_edit = [&](StagedFile& staged, const Hash& base_hash,
+                               uint64_t base_size) -> std::optional<UploadedFile> {
     if (base_size < kPartialEditMinBytes || base_hash == Hash{}) return std::nullopt;
     auto cas = WriteCas();
     if (!cas.ok()) return std::nullopt;
+    // Only the ranges around the changes are fetched: a stream without read-ahead.
+    const std::unique_ptr<FileStream> stream = content_.OpenForRanges(base_hash, base_size);
+    const StagedFile::RemoteRead remote = [&](uint64_t off, std::span<uint8_t> buf) {
+      return ReadStreamFully(*stream, off, buf);
+    };
     StagedContent content(staged, remote);
     PartialEditOptions options;
     options.min_base_size = kPartialEditMinBytes;
@@ -420,8 +429,7 @@ std::vector<Ino> BucketFs::CommitGroup(const std::vector<Ino>& inos) NO_THREAD_S
     const StagedFile::RemoteRead remote = [&](uint64_t off, std::span<uint8_t> buf) {
       return ReadBase(*st, off, buf);
     };
-    std::optional<UploadedFile> partial =
-        upload_edit(*st->staged, st->base_hash, st->base_size, remote);
+    std::optional<UploadedFile> partial = upload_edit(*st->staged, st->base_hash, st->base_size);
     if (!partial) {
       if (Status s = st->staged->FetchAll(remote); !s.ok()) {
         st->commit_error = s;

@@ -27,6 +27,10 @@ class ContentSource {
   // Starts preparing reads of the file (its reconstruction plan) in the background.
   virtual void Prefetch(const Hash& file, uint64_t size) = 0;
   virtual std::unique_ptr<FileStream> Open(const Hash& file, uint64_t size) = 0;
+  // Like Open, for reads of scattered ranges that must fetch nothing else (no read-ahead).
+  virtual std::unique_ptr<FileStream> OpenForRanges(const Hash& file, uint64_t size) {
+    return Open(file, size);
+  }
 };
 
 }  // namespace xet

@@ -30,4 +30,8 @@ std::unique_ptr<FileStream> RangeReaderContent::Open(const Hash& file, uint64_t 
   return std::make_unique<ReaderStream>(reader_.Open(file, size));
 }
 
+std::unique_ptr<FileStream> RangeReaderContent::OpenForRanges(const Hash& file, uint64_t size) {
+  return std::make_unique<ReaderStream>(reader_.Open(file, size, /*read_ahead=*/false));
+}
+
 }  // namespace xet

@@ -18,6 +18,7 @@ class RangeReaderContent final : public ContentSource {
   Status status() const { return reader_.status(); }
   void Prefetch(const Hash& file, uint64_t size) override;
   std::unique_ptr<FileStream> Open(const Hash& file, uint64_t size) override;
+  std::unique_ptr<FileStream> OpenForRanges(const Hash& file, uint64_t size) override;
 
  private:
   RangeReader reader_;

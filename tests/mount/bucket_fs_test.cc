@@ -31,24 +31,31 @@ class CountingContent final : public ContentSource {
   explicit CountingContent(ContentSource& inner) : inner_(inner) {}
   void Prefetch(const Hash& file, uint64_t size) override { inner_.Prefetch(file, size); }
   std::unique_ptr<FileStream> Open(const Hash& file, uint64_t size) override {
-    class Counted final : public FileStream {
-     public:
-      Counted(std::unique_ptr<FileStream> s, std::atomic<uint64_t>& n) : s_(std::move(s)), n_(n) {}
-      Result<size_t> Read(uint64_t offset, std::span<uint8_t> out) override {
-        auto r = s_->Read(offset, out);
-        if (r.ok()) n_ += *r;
-        return r;
-      }
-
-     private:
-      std::unique_ptr<FileStream> s_;
-      std::atomic<uint64_t>& n_;
-    };
-    return std::make_unique<Counted>(inner_.Open(file, size), bytes_);
+    return Counting(inner_.Open(file, size));
+  }
+  std::unique_ptr<FileStream> OpenForRanges(const Hash& file, uint64_t size) override {
+    return Counting(inner_.OpenForRanges(file, size));
   }
   uint64_t bytes() const { return bytes_.load(); }
 
  private:
+  class Counted final : public FileStream {
+   public:
+    Counted(std::unique_ptr<FileStream> s, std::atomic<uint64_t>& n) : s_(std::move(s)), n_(n) {}
+    Result<size_t> Read(uint64_t offset, std::span<uint8_t> out) override {
+      auto r = s_->Read(offset, out);
+      if (r.ok()) n_ += *r;
+      return r;
+    }
+
+   private:
+    std::unique_ptr<FileStream> s_;
+    std::atomic<uint64_t>& n_;
+  };
+  std::unique_ptr<FileStream> Counting(std::unique_ptr<FileStream> stream) {
+    return std::make_unique<Counted>(std::move(stream), bytes_);
+  }
+
   ContentSource& inner_;
   std::atomic<uint64_t> bytes_{0};
 };

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "client/transport/json_fields.h"
+#include "format/chunker.h"
 
 namespace xet {
 namespace {
@@ -99,6 +100,33 @@ Result<FileChunkHashesAnswer> AnswerFrom(const json& j, uint64_t file_size) {
   XET_ASSIGN_OR_RETURN(a.gap_verification, HashList(j, "gapVerification"));
   if (wire_json::Field(j, "gapPieceVerification") != nullptr) {
     XET_ASSIGN_OR_RETURN(a.gap_piece_verification, HashList(j, "gapPieceVerification"));
+  }
+  if (const json* tails = wire_json::Field(j, "windowTails"); tails != nullptr) {
+    if (!tails->is_array() || tails->size() != a.windows.size()) {
+      return wire_json::Bad(kChunkHashesDoc, "\"windowTails\" does not have one entry per window");
+    }
+    a.window_tails.emplace();
+    for (size_t w = 0; w < tails->size(); ++w) {
+      const json& tail = (*tails)[w];
+      const std::string what = "window tail " + std::to_string(w) + ": ";
+      if (!tail.is_array()) return wire_json::Bad(kChunkHashesDoc, what + "not a list");
+      std::vector<ChunkInfo> chunks;
+      uint64_t bytes = 0;
+      for (const json& c : tail) {
+        const auto hex = wire_json::Str(c, "hash");
+        const auto hash = hex ? Hash::FromHex(*hex) : std::nullopt;
+        uint64_t size = 0;
+        if (!hash || !wire_json::GetU64(c, "size", &size) || size == 0 || size > kMaxChunkSize) {
+          return wire_json::Bad(kChunkHashesDoc, what + "a chunk without a hash and a size");
+        }
+        bytes += size;
+        chunks.push_back({*hash, size});
+      }
+      if (bytes > a.windows[w].end - a.windows[w].start) {
+        return wire_json::Bad(kChunkHashesDoc, what + "longer than its window");
+      }
+      a.window_tails->push_back(std::move(chunks));
+    }
   }
   return a;
 }

@@ -14,6 +14,7 @@
 
 #include "common/result.h"
 #include "format/hash.h"
+#include "format/merkle.h"
 #include "format/merkle_subtree.h"
 
 namespace xet {
@@ -36,6 +37,9 @@ struct FileChunkHashesAnswer {
   // xetstore extension: one hash per (gap, term overlapping it), in file order; nullopt
   // when the server does not send the field.
   std::optional<std::vector<Hash>> gap_piece_verification;
+  // xetstore extension: per window, the unchanged chunks it ends with (hash and size); nullopt
+  // when the server does not send the field.
+  std::optional<std::vector<std::vector<ChunkInfo>>> window_tails;
 };
 
 // Parses and validates an answer about a file of `file_size` bytes. Besides the shape
@@ -44,7 +48,9 @@ struct FileChunkHashesAnswer {
 // that there is one gap entry per window plus one, null exactly when the gap is empty, and
 // that each gap's subtree is well formed (consistent level counts), says it starts the file
 // only for the first gap and ends it only for the last, and holds exactly the gap's bytes
-// (the sizes of its nodes add up to the gap's length). Corruption otherwise.
+// (the sizes of its nodes add up to the gap's length); and, when present, that there is one
+// window tail per window, of chunks of 1 to kMaxChunkSize bytes that fit in their window.
+// Corruption otherwise.
 Result<FileChunkHashesAnswer> ParseFileChunkHashesJson(std::string_view body, uint64_t file_size);
 
 }  // namespace xet

@@ -450,7 +450,8 @@ Status RangeReader::Impl::ReadPlan(const FilePlan& plan, uint64_t offset, std::s
 // One open file: the access pattern and read-ahead state of its reads.
 class RangeReader::StreamImpl final : public RangeReader::Stream {
  public:
-  StreamImpl(Impl& impl, const Hash& file, uint64_t size) : impl_(impl), file_(file), size_(size) {}
+  StreamImpl(Impl& impl, const Hash& file, uint64_t size, bool read_ahead)
+      : impl_(impl), file_(file), size_(size), read_ahead_(read_ahead) {}
   ~StreamImpl() override {
     alive_->store(false);
     MutexLock lock(mu_);
@@ -464,7 +465,7 @@ class RangeReader::StreamImpl final : public RangeReader::Stream {
     std::optional<bool> sequential;
     for (int attempt = 0;; ++attempt) {
       XET_ASSIGN_OR_RETURN(std::shared_ptr<const FilePlan> plan, impl_.plans_.Get(file_, size_));
-      if (!sequential) sequential = NoteRead(plan, offset, n);
+      if (!sequential) sequential = read_ahead_ && NoteRead(plan, offset, n);
       Status st = impl_.ReadPlan(*plan, offset, out.first(n), !*sequential);
       if (st.ok()) return n;
       // An expired or revoked URL: a fresh plan, once.
@@ -515,6 +516,7 @@ class RangeReader::StreamImpl final : public RangeReader::Stream {
   Impl& impl_;
   const Hash file_;
   const uint64_t size_;
+  const bool read_ahead_;
   const std::shared_ptr<std::atomic<bool>> alive_ = std::make_shared<std::atomic<bool>>(true);
   Mutex mu_;
   uint64_t next_ GUARDED_BY(mu_) = 0;    // where the reads so far end
@@ -544,8 +546,9 @@ void RangeReader::PrefetchPlan(const Hash& file, uint64_t size) {
       true);
 }
 
-std::unique_ptr<RangeReader::Stream> RangeReader::Open(const Hash& file, uint64_t size) {
-  return std::make_unique<StreamImpl>(*impl_, file, size);
+std::unique_ptr<RangeReader::Stream> RangeReader::Open(const Hash& file, uint64_t size,
+                                                       bool read_ahead) {
+  return std::make_unique<StreamImpl>(*impl_, file, size, read_ahead);
 }
 
 void RangeReader::Forget(const Hash& file) { impl_->plans_.Forget(file); }

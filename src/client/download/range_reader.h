@@ -104,8 +104,10 @@ class RangeReader {
     // malformed chunk data).
     virtual Result<size_t> Read(uint64_t offset, std::span<uint8_t> out) = 0;
   };
-  // `size`: the file's size from the listing.
-  std::unique_ptr<Stream> Open(const Hash& file, uint64_t size);
+  // `size`: the file's size from the listing. `read_ahead` false: reads are never taken for
+  // sequential and fetch only the chunks they ask for (a commit fetching the few ranges
+  // around a file's changes).
+  std::unique_ptr<Stream> Open(const Hash& file, uint64_t size, bool read_ahead = true);
 
   // Drops the cached plan (the remote file changed or a fetch URL was refused).
   void Forget(const Hash& file);

@@ -172,31 +172,106 @@ struct WindowPlan {
   std::vector<Part> parts;
 };
 
-// Chunks [w.start, w.end) of the new content and checks that the last chunk ends where
-// chunking the whole file would cut (unless the window ends the file).
-Status ChunkWindow(EditedContent& content, uint64_t new_size, WindowPlan* w) {
-  XET_RETURN_IF_ERROR(content.Prepare(w->start, w->end));
-  XET_ASSIGN_OR_RETURN(auto source, content.Open(w->start, w->end));
-  ChunkHashStream stream;
-  std::vector<uint8_t> buf(1 << 20);
-  uint64_t left = w->end - w->start;
-  while (left > 0) {
-    const size_t want = static_cast<size_t>(std::min<uint64_t>(buf.size(), left));
-    XET_RETURN_IF_ERROR(ReadFully(*source, std::span<uint8_t>(buf).first(want)));
-    stream.Consume(std::span<const uint8_t>(buf).first(want));
-    left -= want;
+// Where a window's re-chunking may stop early: the unchanged base chunks the window ends
+// with (from the server's windowTails), starting at offset `start`, and the end of the
+// window's last changed byte.
+struct WindowTail {
+  std::span<const ChunkInfo> chunks;
+  uint64_t start = 0;
+  uint64_t changed_end = 0;
+};
+
+// Chunks [w.start, w.end) of the new content from the window's start, reading it in steps.
+// With `tail`: at the first cut at or past tail->changed_end that is a tail chunk's start,
+// the chunker is in step with the base (it cut where the base has a boundary, and the bytes
+// from there on are the base's), so the rest of the window is the tail's chunks, unread.
+// Otherwise the whole window is read, and its last chunk must end where chunking the whole
+// file would cut (unless the window ends the file). Returns the bytes read.
+Result<uint64_t> ChunkWindow(EditedContent& content, uint64_t new_size,
+                             const std::optional<WindowTail>& tail, WindowPlan* w) {
+  std::vector<uint64_t> tail_starts;
+  if (tail) {
+    uint64_t at = tail->start;
+    for (const ChunkInfo& c : tail->chunks) {
+      tail_starts.push_back(at);
+      at += c.size;
+    }
+  }
+  std::vector<ChunkInfo> chunks;
+  uint64_t cut = w->start;
+  std::optional<size_t> joined;  // the tail chunk the chunking met
+  ChunkHashStream stream([&](const ChunkInfo& c) {
+    if (joined) return;
+    chunks.push_back(c);
+    cut += c.size;
+    if (tail && cut >= tail->changed_end) {
+      const auto it = std::lower_bound(tail_starts.begin(), tail_starts.end(), cut);
+      if (it != tail_starts.end() && *it == cut) {
+        joined = static_cast<size_t>(it - tail_starts.begin());
+      }
+    }
+  });
+  // Small steps with a tail (it usually starts a chunk or two past the last change), large
+  // ones without.
+  std::vector<uint8_t> buf(tail ? kMaxChunkSize / 2 : 1 << 20);
+  uint64_t pos = w->start;
+  while (pos < w->end && !joined) {
+    const uint64_t end = std::min<uint64_t>(w->end, pos + buf.size());
+    const auto block = std::span<uint8_t>(buf).first(end - pos);
+    XET_RETURN_IF_ERROR(content.Prepare(pos, end));
+    XET_ASSIGN_OR_RETURN(auto source, content.Open(pos, end));
+    XET_RETURN_IF_ERROR(ReadFully(*source, block));
+    stream.Consume(block);
+    pos = end;
+  }
+  if (joined) {
+    chunks.insert(chunks.end(), tail->chunks.begin() + static_cast<ptrdiff_t>(*joined),
+                  tail->chunks.end());
+    w->chunks = std::move(chunks);
+    return pos - w->start;
   }
   w->chunks = stream.Finish();
-  if (w->end == new_size || w->chunks.empty()) return Status::Ok();
+  if (w->end == new_size || w->chunks.empty()) return pos - w->start;
   const uint64_t last = w->chunks.back().size;
-  XET_ASSIGN_OR_RETURN(auto tail, content.Open(w->end - last, w->end));
+  XET_ASSIGN_OR_RETURN(auto source, content.Open(w->end - last, w->end));
   buf.resize(last);
-  XET_RETURN_IF_ERROR(ReadFully(*tail, buf));
+  XET_RETURN_IF_ERROR(ReadFully(*source, buf));
   if (!EndsOnChunkerCut(buf)) {
     return Inconsistent("the chunker does not re-synchronize at the end of window [" +
                         std::to_string(w->start) + ", " + std::to_string(w->end) + ")");
   }
-  return Status::Ok();
+  return pos - w->start;
+}
+
+// The tail of window i, when the server sent it and it applies: the window keeps its end in
+// the new content, that end is within the base's kept bytes, and the tail's chunks are the
+// base's chunks there (by offset and length; their hashes are checked by the server when it
+// registers the file). nullopt when it does not apply; Corruption when it contradicts the base.
+Result<std::optional<WindowTail>> TailOf(const FileChunkHashesAnswer& answer, size_t i,
+                                         const BaseLayout& base, const std::vector<Span>& changed,
+                                         uint64_t base_kept, const WindowPlan& w) {
+  if (!answer.window_tails || w.end != answer.windows[i].end || w.end > base_kept) {
+    return std::optional<WindowTail>();
+  }
+  WindowTail tail;
+  tail.chunks = (*answer.window_tails)[i];
+  uint64_t bytes = 0;
+  for (const ChunkInfo& c : tail.chunks) bytes += c.size;
+  tail.start = w.end - bytes;
+  uint64_t at = tail.start;
+  for (const ChunkInfo& c : tail.chunks) {
+    const auto p = base.BoundaryAt(at);
+    if (!p || *p >= base.chunks.size() || base.chunks[*p].size != c.size) {
+      return Inconsistent("a window tail is not the base's chunks");
+    }
+    at += c.size;
+  }
+  tail.changed_end = w.start;
+  for (const Span& s : changed) {
+    if (s.first < w.end && s.second > w.start) tail.changed_end = std::min(s.second, w.end);
+  }
+  if (tail.changed_end > tail.start) return Inconsistent("a window tail holds changed bytes");
+  return std::optional<WindowTail>(tail);
 }
 
 // Splits a chunked window into runs of base chunks found in place (the same bytes, outside
@@ -402,8 +477,12 @@ Result<std::optional<UploadedFile>> UploadEdited(CasClient& cas, const FileEdit&
     WindowPlan& w = plans[i];
     w.start = answer.windows[i].start;
     w.end = answer.windows[i].end == edit.base_size ? edit.new_size : answer.windows[i].end;
-    XET_RETURN_IF_ERROR(ChunkWindow(content, edit.new_size, &w));
-    local_stats.window_bytes += w.end - w.start;
+    std::optional<WindowTail> tail;
+    if (options.use_window_tails) {
+      XET_ASSIGN_OR_RETURN(tail, TailOf(answer, i, base, changed, edit.base_kept, w));
+    }
+    XET_ASSIGN_OR_RETURN(const uint64_t read, ChunkWindow(content, edit.new_size, tail, &w));
+    local_stats.window_bytes += read;
     SplitWindow(base, changed, edit.base_kept, &w);
     uint64_t pos = w.start;
     for (Part& part : w.parts) {

@@ -5,10 +5,11 @@
 // from it, UploadEdited asks the server for the chunk-aligned windows around those ranges
 // and merkle summaries of the unchanged gaps between them, then:
 //  - reads only the windows' new content (EditedContent fetches the window bytes that are
-//    still the base's) and chunks each window from its start;
-//  - checks that the chunker re-synchronizes at each window's end (the window's last chunk
-//    ends where chunking the whole new file would cut), so the new file's chunks are the
-//    base's chunks in the gaps and the windows' chunks elsewhere;
+//    still the base's) and chunks each window from its start, until the chunking meets a
+//    boundary of the unchanged base chunks the window ends with (the server's windowTails:
+//    the rest of the window is those chunks, unread), or else to the window's end, checking
+//    that its last chunk ends where chunking the whole new file would cut; either way the
+//    new file's chunks are the base's in the gaps and the windows' elsewhere;
 //  - uploads, through one Uploader session, only the windows' chunks that are not base
 //    chunks at the same place (runs of them as fragments, deduplicated as usual);
 //  - composes the new file's hash from the gap subtrees and the windows' chunks, and its
@@ -65,12 +66,15 @@ struct PartialEditOptions {
   double max_changed_fraction = 0.5;
   // Dirty ranges sent to the server at most (nearest ones merged beyond it).
   size_t max_dirty_ranges = 256;
+  // Stop re-chunking a window where it meets the unchanged chunks it ends with (the
+  // server's windowTails); false reads every window whole.
+  bool use_window_tails = true;
   UploadOptions upload;  // the session that uploads the windows' new chunks
 };
 
 // Byte counts of one partial upload (for tests and logs).
 struct PartialEditStats {
-  uint64_t window_bytes = 0;    // new-content bytes read (windows)
+  uint64_t window_bytes = 0;    // new-content bytes read (of the windows)
   uint64_t fragment_bytes = 0;  // of them, handed to the Uploader (not base chunks)
   size_t windows = 0;
 };

@@ -34,11 +34,13 @@ class WindowBuilder {
     } else if (overlaps || Overlaps(dirty_idx_ + 1, start, end)) {
       if (!overlaps) ++dirty_idx_;
       windows_.back().end = end;
+      tails_.back().clear();
       SkipRangesStartingBefore(end);
       prev_clean_size_.reset();
     } else {
       // Past the dirty data: grow until two consecutive clean chunks of stable size.
       windows_.back().end = end;
+      tails_.back().push_back(chunk);
       const bool stable =
           prev_clean_size_ && IsStableChunkSize(*prev_clean_size_) && IsStableChunkSize(chunk.size);
       prev_clean_size_ = chunk.size;
@@ -52,10 +54,13 @@ class WindowBuilder {
     cursor_ = end;
   }
 
-  // Closes the trailing gap; returns the windows and the windows + 1 gap subtrees.
-  std::pair<std::vector<ChunkWindow>, std::vector<std::optional<MerkleHashSubtree>>> Finish() && {
+  // Closes the trailing gap; moves the windows, their clean tails and the windows + 1 gap
+  // subtrees into *answer.
+  void Finish(FileChunkHashes* answer) && {
     PushGap(/*at_end=*/true);
-    return {std::move(windows_), std::move(gaps_)};
+    answer->windows = std::move(windows_);
+    answer->window_tails = std::move(tails_);
+    answer->hash_ranges = std::move(gaps_);
   }
 
  private:
@@ -80,6 +85,7 @@ class WindowBuilder {
   void OpenWindow(uint64_t end) {
     PushGap(/*at_end=*/false);
     windows_.push_back({cursor_, end});
+    tails_.emplace_back();
     SkipRangesStartingBefore(end);
     in_window_ = true;
     prev_clean_size_.reset();
@@ -93,6 +99,7 @@ class WindowBuilder {
   std::optional<uint64_t> prev_clean_size_;
   std::vector<ChunkInfo> gap_;
   std::vector<ChunkWindow> windows_;
+  std::vector<std::vector<ChunkInfo>> tails_;  // per window: its clean chunks past the dirty
   std::vector<std::optional<MerkleHashSubtree>> gaps_;
 };
 
@@ -163,8 +170,9 @@ Result<FileChunkHashes> ComputeFileChunkHashes(const FileRecord& file, const Xor
   }
   if (offset != file.size) return Status::Corruption("file terms do not add up to its size");
 
-  auto [windows, gaps] = std::move(builder).Finish();
-  if (windows.empty()) return Status::Internal("dirty ranges overlap no chunk");
+  std::move(builder).Finish(&answer);
+  if (answer.windows.empty()) return Status::Internal("dirty ranges overlap no chunk");
+  const std::vector<ChunkWindow>& windows = answer.windows;
 
   // One verification hash per term lying wholly outside the windows (both ascending), and
   // one per maximal run of a term's chunks outside the windows (its pieces in the gaps).
@@ -206,8 +214,6 @@ Result<FileChunkHashes> ComputeFileChunkHashes(const FileRecord& file, const Xor
     }
     term_start = term_end;
   }
-  answer.windows = std::move(windows);
-  answer.hash_ranges = std::move(gaps);
   return answer;
 }
 
@@ -255,6 +261,22 @@ std::string SerializeFileChunkHashes(const FileChunkHashes& answer) {
     answer.gap_piece_verification[i].ToHex(hex);
     out.append(hex, sizeof(hex));
     out.push_back('"');
+  }
+  out.append("],\"windowTails\":[");
+  for (size_t w = 0; w < answer.window_tails.size(); ++w) {
+    if (w > 0) out.push_back(',');
+    out.push_back('[');
+    const auto& tail = answer.window_tails[w];
+    for (size_t i = 0; i < tail.size(); ++i) {
+      if (i > 0) out.push_back(',');
+      out.append("{\"hash\":\"");
+      tail[i].hash.ToHex(hex);
+      out.append(hex, sizeof(hex));
+      out.append("\",\"size\":");
+      append_u64(tail[i].size);
+      out.push_back('}');
+    }
+    out.push_back(']');
   }
   out.append("]}");
   return out;

@@ -32,11 +32,16 @@
 //     part in the gap, so a client can reference that part (a shorter chunk range of the
 //     same xorb) in the edited file's shard without reading it. For a term wholly in a gap
 //     the entry equals its gapVerification entry.
+//  6. windowTails (a xetstore extension, like 5): for each window, the hash and size of each
+//     chunk of its extension past the last chunk overlapping a dirty range (the unchanged
+//     chunks it ends with). A client whose re-chunking of a window meets one of those
+//     chunks' boundaries knows the rest of the window without reading it.
 //
 // JSON (camelCase; field order as xet-core serializes FileChunkHashesResponse):
 //   {"totalChunks":N,"fileSize":N,"windows":[{"dirtyByteRange":[START,END]},...],
 //    "hashRanges":[null|SUBTREE,...],"gapVerification":["<xet hex>",...],
-//    "gapPieceVerification":["<xet hex>",...]}
+//    "gapPieceVerification":["<xet hex>",...],
+//    "windowTails":[[{"hash":"<xet hex>","size":N},...],...]}
 // dirtyByteRange ends are exclusive.
 #pragma once
 
@@ -66,7 +71,8 @@ struct ChunkWindow {
 struct FileChunkHashes {
   uint64_t total_chunks = 0;
   uint64_t file_size = 0;
-  std::vector<ChunkWindow> windows;  // ascending, disjoint, non-empty
+  std::vector<ChunkWindow> windows;                  // ascending, disjoint, non-empty
+  std::vector<std::vector<ChunkInfo>> window_tails;  // one per window (6. above)
   // windows.size() + 1 entries; nullopt for an empty gap.
   std::vector<std::optional<MerkleHashSubtree>> hash_ranges;
   std::vector<Hash> gap_verification;

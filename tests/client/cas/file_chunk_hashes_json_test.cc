@@ -46,12 +46,14 @@ struct Doc {
   std::string verification = "[\"" + Hex(1) + "\"]";
   std::string pieces = "[\"" + Hex(1) + "\",\"" + Hex(2) + "\"]";
   bool with_pieces = true;
+  std::string tails = "[[],[{\"hash\":\"" + Hex(7) + "\",\"size\":150}]]";
 
   std::string Json() const {
     std::string s = R"({"totalChunks":)" + total + R"(,"fileSize":)" + size + R"(,"windows":)" +
                     windows + R"(,"hashRanges":[)" + gap0 + "," + gap1 + "," + gap2 +
                     R"(],"gapVerification":)" + verification;
     if (with_pieces) s += R"(,"gapPieceVerification":)" + pieces;
+    if (!tails.empty()) s += R"(,"windowTails":)" + tails;
     return s + "}";
   }
 };
@@ -75,14 +77,22 @@ TEST(FileChunkHashesJsonTest, ReadsAWellFormedAnswer) {
   EXPECT_EQ(a->gap_verification[0].ToHex(), Hex(1));
   ASSERT_TRUE(a->gap_piece_verification.has_value());
   EXPECT_EQ(a->gap_piece_verification->size(), 2u);
+  ASSERT_TRUE(a->window_tails.has_value());
+  ASSERT_EQ(a->window_tails->size(), 2u);
+  EXPECT_TRUE((*a->window_tails)[0].empty());
+  ASSERT_EQ((*a->window_tails)[1].size(), 1u);
+  EXPECT_EQ((*a->window_tails)[1][0].size, 150u);
+  EXPECT_EQ((*a->window_tails)[1][0].hash.ToHex(), Hex(7));
   // Unknown fields are ignored; the extension is optional.
   Doc plain;
   plain.with_pieces = false;
+  plain.tails.clear();
   std::string body = plain.Json();
   body.insert(1, R"("future":{"x":[1,2]},)");
   a = ParseFileChunkHashesJson(body, 1000);
   ASSERT_TRUE(a.ok()) << a.status().ToString();
   EXPECT_FALSE(a->gap_piece_verification.has_value());
+  EXPECT_FALSE(a->window_tails.has_value());
 }
 
 TEST(FileChunkHashesJsonTest, EveryTruncationIsAnError) {
@@ -178,6 +188,21 @@ TEST(FileChunkHashesJsonTest, HostileAnswersAreErrors) {
                           R"(","size":18446744073709551615},{"hash":")" + Hex(2) +
                           R"(","size":301}],"levels":[[2,0]],"at_start":false,"at_end":false})";
                }).ok());
+  // Window tails: not one per window, not a list, chunks without a hash or of no or too
+  // many bytes, more bytes than their window.
+  const std::string h = "\"hash\":\"" + Hex(7) + "\"";
+  EXPECT_FALSE(bad([](Doc& d) { d.tails = "[[]]"; }).ok());
+  EXPECT_FALSE(bad([](Doc& d) { d.tails = "{}"; }).ok());
+  EXPECT_FALSE(bad([](Doc& d) { d.tails = "[[],7]"; }).ok());
+  EXPECT_FALSE(bad([&](Doc& d) { d.tails = "[[],[{" + h + ",\"size\":0}]]"; }).ok());
+  EXPECT_FALSE(bad([&](Doc& d) { d.tails = "[[],[{" + h + ",\"size\":131073}]]"; }).ok());
+  EXPECT_FALSE(bad([](Doc& d) { d.tails = "[[],[{\"size\":100}]]"; }).ok());
+  EXPECT_FALSE(bad([&](Doc& d) {
+                 d.tails = "[[],[{" + h + ",\"size\":150},{" + h + ",\"size\":51}]]";
+               }).ok());
+  EXPECT_TRUE(bad([&](Doc& d) {
+                d.tails = "[[],[{" + h + ",\"size\":150},{" + h + ",\"size\":50}]]";
+              }).ok());
   // Level counts that do not add up to the nodes.
   EXPECT_FALSE(bad([](Doc& d) {
                  d.gap1 = R"({"nodes":[{"hash":")" + Hex(1) +

@@ -59,11 +59,13 @@ struct Answer {
   std::string pieces = "[\"" + VerificationHash(std::vector<Hash>{HashOf(1)}).ToHex() + "\",\"" +
                        VerificationHash(std::vector<Hash>{HashOf(3), HashOf(4)}).ToHex() + "\"]";
   bool with_pieces = true;
+  std::string tails;  // windowTails, absent when empty
 
   std::string Json() const {
     std::string s = R"({"totalChunks":)" + total + R"(,"fileSize":1000,"windows":)" + windows +
                     R"(,"hashRanges":[)" + gap0 + "," + gap1 + R"(],"gapVerification":)" + whole;
     if (with_pieces) s += R"(,"gapPieceVerification":)" + pieces;
+    if (!tails.empty()) s += R"(,"windowTails":)" + tails;
     return s + "}";
   }
 };
@@ -153,6 +155,14 @@ TEST(PartialEditAnswersTest, AnswersThatContradictTheBaseAreErrorsBeforeAnyUploa
                          a.whole.substr(0, a.whole.size() - 1) + ",\"" + HashOf(6).ToHex() + "\"]";
                    }),
                    Reconstruction(), Status::Code::kCorruption, "too many gap verification"});
+  cases.push_back({"tail not the base's chunks", with([](Answer& a) {
+                     a.tails = R"([[{"hash":")" + HashOf(8).ToHex() + R"(","size":100}]])";
+                   }),
+                   Reconstruction(), Status::Code::kCorruption, "not the base's chunks"});
+  cases.push_back({"tail holds the change", with([](Answer& a) {
+                     a.tails = R"([[{"hash":")" + HashOf(2).ToHex() + R"(","size":200}]])";
+                   }),
+                   Reconstruction(), Status::Code::kCorruption, "holds changed bytes"});
   cases.push_back({"no piece verification", with([](Answer& a) { a.with_pieces = false; }),
                    Reconstruction(), Status::Code::kUnimplemented, "gapPieceVerification"});
   cases.push_back({"reconstruction without chunk detail", Answer().Json(), Reconstruction(false),

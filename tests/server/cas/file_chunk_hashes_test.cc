@@ -214,6 +214,28 @@ void CheckInvariants(const FileChunkHashes& a, const FileRecord& f, const Fixtur
     }
   }
   EXPECT_EQ(a.gap_piece_verification, pieces);
+  // Window tails, computed independently: the window's chunks after the last one that
+  // overlaps a dirty range.
+  ASSERT_EQ(a.window_tails.size(), a.windows.size());
+  for (size_t w = 0; w < a.windows.size(); ++w) {
+    std::vector<ChunkInfo> tail;
+    uint64_t pos = 0;
+    for (const ChunkInfo& c : chunks) {
+      const uint64_t end = pos + c.size;
+      if (pos >= a.windows[w].start && end <= a.windows[w].end) {
+        const bool dirty_chunk = std::any_of(dirty.begin(), dirty.end(), [&](const ByteRange& r) {
+          return r.first < end && pos <= r.last;
+        });
+        if (dirty_chunk) {
+          tail.clear();
+        } else {
+          tail.push_back(c);
+        }
+      }
+      pos = end;
+    }
+    EXPECT_EQ(a.window_tails[w], tail) << "window " << w;
+  }
   // The composed root and file hash equal the original file's.
   const auto root = ComposeRoot(a, chunks);
   ASSERT_TRUE(root.has_value());
@@ -505,7 +527,8 @@ TEST_F(FileChunkHashesMultiTermTest, EveryTermDirtyLeavesNoGapVerification) {
   EXPECT_EQ(SerializeFileChunkHashes(*r),
             R"({"totalChunks":15,"fileSize":)" + std::to_string(file.size) +
                 R"(,"windows":[{"dirtyByteRange":[0,)" + std::to_string(file.size) +
-                R"(]}],"hashRanges":[null,null],"gapVerification":[],"gapPieceVerification":[]})");
+                R"(]}],"hashRanges":[null,null],"gapVerification":[],"gapPieceVerification":[],)"
+                R"("windowTails":[[]]})");
 }
 
 TEST_F(FileChunkHashesMultiTermTest, TwoWindowsAndTheJson) {
@@ -523,8 +546,9 @@ TEST_F(FileChunkHashesMultiTermTest, TwoWindowsAndTheJson) {
   std::vector<std::string> keys;
   for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
   std::sort(keys.begin(), keys.end());
-  EXPECT_EQ(keys, (std::vector<std::string>{"fileSize", "gapPieceVerification", "gapVerification",
-                                            "hashRanges", "totalChunks", "windows"}));
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"fileSize", "gapPieceVerification", "gapVerification",
+                                      "hashRanges", "totalChunks", "windowTails", "windows"}));
   EXPECT_EQ(body->rfind(R"({"totalChunks":15,"fileSize":)", 0), 0u);  // serde field order
   EXPECT_EQ(j["fileSize"], file.size);
   ASSERT_EQ(j["windows"].size(), 2u);
