@@ -216,7 +216,11 @@ Result<uint64_t> ChunkWindow(EditedContent& content, uint64_t new_size,
   std::vector<uint8_t> buf(tail ? kMaxChunkSize / 2 : 1 << 20);
   uint64_t pos = w->start;
   while (pos < w->end && !joined) {
-    const uint64_t end = std::min<uint64_t>(w->end, pos + buf.size());
+    uint64_t end = std::min<uint64_t>(w->end, pos + buf.size());
+    // Never read past the next tail boundary before knowing whether the chunking meets it
+    // (a cut right at the end of the bytes read is seen: it depends on the bytes before it).
+    const auto next = std::upper_bound(tail_starts.begin(), tail_starts.end(), pos);
+    if (next != tail_starts.end() && *next < end) end = *next;
     const auto block = std::span<uint8_t>(buf).first(end - pos);
     XET_RETURN_IF_ERROR(content.Prepare(pos, end));
     XET_ASSIGN_OR_RETURN(auto source, content.Open(pos, end));
