@@ -113,10 +113,7 @@ class S3ObjectStore final : public ObjectStore {
   Result<uint64_t> Size(std::string_view key) override {
     XET_RETURN_IF_ERROR(ValidateObjectKey(key));
     const std::string object = client_.ObjectKey(key);
-    S3Request req;
-    req.method = "HEAD";
-    req.object_key = object;
-    XET_ASSIGN_OR_RETURN(S3Response r, client_.Send(req));
+    XET_ASSIGN_OR_RETURN(S3Response r, SendBodiless("HEAD", object));
     if (r.status != 200) return S3Failure(r, "HEAD " + object);
     if (!r.content_length) return Status::IoError("S3 HEAD " + object + ": no Content-Length");
     return *r.content_length;
@@ -172,10 +169,7 @@ class S3ObjectStore final : public ObjectStore {
   Status Delete(std::string_view key) override {
     XET_RETURN_IF_ERROR(ValidateObjectKey(key));
     const std::string object = client_.ObjectKey(key);
-    S3Request req;
-    req.method = "DELETE";
-    req.object_key = object;
-    XET_ASSIGN_OR_RETURN(S3Response r, client_.Send(req));
+    XET_ASSIGN_OR_RETURN(S3Response r, SendBodiless("DELETE", object));
     if (r.status == 204 || r.status == 200 || r.status == 404) return Status::Ok();
     return S3Failure(r, "DELETE " + object);
   }
@@ -209,11 +203,16 @@ class S3ObjectStore final : public ObjectStore {
   }
 
  private:
-  Result<bool> Exists(const std::string& object) {
+  // A request on `object` with no body, query or extra header (HEAD, DELETE).
+  Result<S3Response> SendBodiless(const char* method, const std::string& object) {
     S3Request req;
-    req.method = "HEAD";
+    req.method = method;
     req.object_key = object;
-    XET_ASSIGN_OR_RETURN(S3Response r, client_.Send(req));
+    return client_.Send(req);
+  }
+
+  Result<bool> Exists(const std::string& object) {
+    XET_ASSIGN_OR_RETURN(S3Response r, SendBodiless("HEAD", object));
     if (r.status == 200) return true;
     if (r.status == 404) return false;
     return S3Failure(r, "HEAD " + object);
