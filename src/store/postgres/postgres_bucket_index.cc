@@ -1,9 +1,9 @@
 // PostgresIndex: the bucket part of the Index contract, the same semantics as
 // store/sqlite/sqlite_bucket_index.cc (whose header comment states the invariants), on
 // PostgreSQL:
-// - A batch is one REPEATABLE READ transaction that first locks the bucket's row (FOR
-//   UPDATE); batches of one bucket are serialized, a stale snapshot fails with 40001 and the
-//   whole batch runs again (PgPool::RunTransaction).
+// - A batch is one READ COMMITTED transaction that first locks the bucket's row (FOR
+//   UPDATE): batches of one bucket run one after another, each seeing all the earlier ones
+//   (a deadlock is retried from scratch by PgPool::RunTransaction).
 // - Each BucketOp checks everything that can make it fail before it writes, so a failing op
 //   has written nothing; a storage error fails the whole batch.
 // - Prefix copies and moves are set-based through a session TEMP table (ON COMMIT DELETE
@@ -748,7 +748,7 @@ Result<std::vector<BucketRecord>> PostgresIndex::ListBuckets(const std::string& 
 Status PostgresIndex::DeleteBucket(const std::string& ns, const std::string& name) {
   const Scope scope = BucketFullName(ns, name);
   return pool_->RunTransaction(
-      PgIsolation::kRepeatableRead, false, [&](PgConnection& conn) -> Status {
+      PgIsolation::kReadCommitted, false, [&](PgConnection& conn) -> Status {
         XET_ASSIGN_OR_RETURN(const int64_t id, RequireBucketRow(conn, ns, name, /*lock=*/true));
         XET_RETURN_IF_ERROR(
             conn.Exec("DELETE FROM bucket_entries WHERE bucket_id = $1", PgParams().Int(id))
@@ -767,7 +767,7 @@ Status PostgresIndex::MoveBucket(const std::string& from_ns, const std::string& 
   const Scope from = BucketFullName(from_ns, from_name);
   const Scope to = BucketFullName(to_ns, to_name);
   Status st =
-      pool_->RunTransaction(PgIsolation::kRepeatableRead, false, [&](PgConnection& conn) -> Status {
+      pool_->RunTransaction(PgIsolation::kReadCommitted, false, [&](PgConnection& conn) -> Status {
         XET_ASSIGN_OR_RETURN(const int64_t id,
                              RequireBucketRow(conn, from_ns, from_name, /*lock=*/true));
         XET_ASSIGN_OR_RETURN(std::optional<int64_t> taken,
@@ -795,10 +795,11 @@ Result<BucketBatchResult> PostgresIndex::ApplyBucketBatch(const std::string& ns,
                                                           int64_t now_ms) {
   BucketBatchResult result;
   Status st =
-      pool_->RunTransaction(PgIsolation::kRepeatableRead, false, [&](PgConnection& conn) -> Status {
+      pool_->RunTransaction(PgIsolation::kReadCommitted, false, [&](PgConnection& conn) -> Status {
         result = BucketBatchResult{};  // a retried attempt starts from scratch
         result.ops.reserve(ops.size());
-        // The row lock first: it also takes the snapshot the batch reads.
+        // The row lock first: every batch of this bucket holds it until it commits, so each
+        // statement after it (READ COMMITTED) sees every earlier batch and none of a later one.
         XET_ASSIGN_OR_RETURN(const int64_t id, RequireBucketRow(conn, ns, name, /*lock=*/true));
         PgBatchApplier applier(conn, id, BucketFullName(ns, name), now_ms);
         XET_RETURN_IF_ERROR(applier.Begin());

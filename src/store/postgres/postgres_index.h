@@ -14,11 +14,13 @@
 //     in hash order, so concurrent commits lock in the same order (a deadlock that slips
 //     through is retried). The xorb foreign keys make "every xorb a shard lists is stored"
 //     hold at commit, not just when it was checked.
-//   * ApplyBucketBatch, MoveBucket, DeleteBucket: REPEATABLE READ, and the bucket's row is
-//     locked first (SELECT ... FOR UPDATE): batches on one bucket run one after another,
-//     each on one snapshot, and a batch whose snapshot predates a concurrent commit on the
-//     same bucket fails with 40001 and runs again from scratch. Nothing is half-applied:
-//     the whole batch is one transaction.
+//   * ApplyBucketBatch, MoveBucket, DeleteBucket: READ COMMITTED, and the bucket's row is
+//     locked first (SELECT ... FOR UPDATE). Every writer of a bucket's entries holds that
+//     lock until it commits, so batches of one bucket run one after another and each
+//     statement after the lock sees every earlier batch: the same result as running them
+//     serially, with no serialization failures to retry. (REPEATABLE READ would take its
+//     snapshot before the lock wait and fail every waiter with 40001 after each commit: under
+//     contention batches would starve.) Nothing is half-applied: a batch is one transaction.
 //   * CreateBucket, PutToken, RevokeToken: one statement each (READ COMMITTED); unique keys
 //     decide races.
 //   * Reads of one statement run on their own (autocommit); reads of several statements
