@@ -117,8 +117,9 @@ Status PgPool::RunTransaction(PgIsolation isolation, bool read_only,
     Status st = conn.ExecSimple(BeginSql(isolation, read_only));
     if (st.ok()) st = body(conn);
     if (!st.ok()) {
+      const bool retry = Retryable(conn, st);  // before ROLLBACK resets the SQLSTATE
       (void)conn.ExecSimple("ROLLBACK");
-      if (Retryable(conn, st)) {
+      if (retry) {
         last = st;
         continue;
       }
