@@ -163,7 +163,10 @@ Result<std::unique_ptr<Index>> OpenSqliteIndex(const std::string& path);
 
 // The scale-out backend: a PostgreSQL database shared by any number of nodes. `url` is a
 // libpq connection URI ("postgres://user:pass@host:port/db") or key=value string. The schema
-// is created or migrated at open; a database newer than this binary is refused.
-Result<std::unique_ptr<Index>> OpenPostgresIndex(const std::string& url);
+// is created or migrated at open; a database newer than this binary is refused. At most
+// `max_connections` connections are open at once (callers beyond them wait).
+inline constexpr size_t kDefaultPostgresConnections = 16;
+Result<std::unique_ptr<Index>> OpenPostgresIndex(
+    const std::string& url, size_t max_connections = kDefaultPostgresConnections);
 
 }  // namespace xet

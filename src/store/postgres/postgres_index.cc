@@ -101,8 +101,10 @@ Status ForEachRecent(PgPool& pool, const std::string& sql,
 
 }  // namespace
 
-Result<std::unique_ptr<Index>> OpenPostgresIndex(const std::string& url) {
-  XET_ASSIGN_OR_RETURN(auto index, PostgresIndex::Open(url, PostgresIndex::Options{}));
+Result<std::unique_ptr<Index>> OpenPostgresIndex(const std::string& url, size_t max_connections) {
+  PostgresIndex::Options opts;
+  opts.max_connections = max_connections;
+  XET_ASSIGN_OR_RETURN(auto index, PostgresIndex::Open(url, opts));
   return std::unique_ptr<Index>(std::move(index));
 }
 

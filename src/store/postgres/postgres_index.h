@@ -45,7 +45,7 @@ namespace xet {
 class PostgresIndex final : public Index {
  public:
   struct Options {
-    size_t max_connections = 16;
+    size_t max_connections = kDefaultPostgresConnections;
     PgRetryPolicy retry;
   };
 
