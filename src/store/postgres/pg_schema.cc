@@ -3,6 +3,8 @@
 #include <array>
 #include <string>
 
+#include "store/schema_version.h"
+
 namespace xet {
 namespace {
 
@@ -98,11 +100,7 @@ Status MigrateInTransaction(PgConnection& conn) {
   if (rows.rows() > 1) return Status::Internal("index schema_version holds more than one row");
   const int64_t version = rows.rows() == 1 ? rows.Int(0, 0) : 0;
   const int64_t known = static_cast<int64_t>(kPgMigrations.size());
-  if (version < 0 || version > known) {
-    return Status::Internal("index schema version " + std::to_string(version) +
-                            " is newer than this xetstore supports (" + std::to_string(known) +
-                            ")");
-  }
+  XET_RETURN_IF_ERROR(CheckSchemaVersion(version, known));
   for (int64_t i = version; i < known; ++i) {
     XET_RETURN_IF_ERROR(conn.ExecSimple(kPgMigrations[static_cast<size_t>(i)])
                             .WithContext("index migration " + std::to_string(i + 1)));
