@@ -158,7 +158,6 @@ class PgBatchApplier {
   Result<std::optional<int64_t>> KindAt(const std::string& key);
   Result<bool> AnythingAt(const std::string& path, bool include_exact);
   Status PutEntry(const NewEntry& e);
-  Status NoteLost(const Hash& file_hash);
   Result<int64_t> StagePrefix(int64_t source_id, const std::string& from, const std::string& to);
   Status DeletePrefix(const std::string& from);
   Status WriteStaged(bool replace_sources);
@@ -212,56 +211,45 @@ Result<std::optional<int64_t>> PgBatchApplier::SourceBucketId(const std::string&
   return FindBucketRow(conn_, split->first, split->second, /*lock=*/false);
 }
 
-Status PgBatchApplier::NoteLost(const Hash& file_hash) {
-  return conn_
-      .Exec("INSERT INTO pg_temp.batch_lost(file_hash) VALUES($1) ON CONFLICT DO NOTHING",
-            PgParams().Hash(file_hash))
-      .status();
-}
-
 Status PgBatchApplier::PutEntry(const NewEntry& e) {
+  // One round trip: every part of the statement sees the entries as they were before it, so
+  // `old` is the file entry being replaced, whose file may have lost its last entry here. A
+  // file also replaces the directory entry at its path ($11).
   const std::string key = e.directory ? MarkerKey(*e.path) : *e.path;
-  if (!e.directory) {  // a file replaces the directory entry at its path
-    XET_RETURN_IF_ERROR(conn_
-                            .Exec("DELETE FROM bucket_entries WHERE bucket_id = $1 AND path = $2 "
-                                  "AND kind = 1",
-                                  PgParams().Int(bucket_id_).Bytes(MarkerKey(*e.path)))
-                            .status());
+  XET_ASSIGN_OR_RETURN(
+      PgResult old,
+      conn_.Exec("WITH old AS (SELECT file_hash, size FROM bucket_entries WHERE "
+                 "bucket_id = $1 AND path = $2 AND kind = 0), "
+                 "marker AS (DELETE FROM bucket_entries WHERE $11 AND bucket_id = $1 AND "
+                 "path = $12 AND kind = 1), "
+                 "lost AS (INSERT INTO pg_temp.batch_lost(file_hash) SELECT file_hash FROM old "
+                 "WHERE file_hash <> $3 ON CONFLICT DO NOTHING), "
+                 "put AS (INSERT INTO bucket_entries(bucket_id, path, file_hash, size, mtime_ms, "
+                 "uploaded_at_ms, content_type, sha256, kind, posix) "
+                 "VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) "
+                 "ON CONFLICT(bucket_id, path) DO UPDATE SET file_hash = excluded.file_hash, "
+                 "size = excluded.size, mtime_ms = excluded.mtime_ms, "
+                 "uploaded_at_ms = excluded.uploaded_at_ms, "
+                 "content_type = excluded.content_type, sha256 = excluded.sha256, "
+                 "kind = excluded.kind, posix = excluded.posix) "
+                 "SELECT size FROM old",
+                 PgParams()
+                     .Int(bucket_id_)
+                     .Bytes(key)
+                     .Hash(e.file_hash)
+                     .Int(e.size)
+                     .Int(e.mtime_ms)
+                     .Int(now_ms_)
+                     .Text(e.content_type)
+                     .OptHash(e.sha256)
+                     .Int(e.directory ? kPgDirectoryKind : kPgFileKind)
+                     .OptBytes(PosixBytes(*e.posix))
+                     .Bool(!e.directory)
+                     .Bytes(MarkerKey(*e.path))));
+  if (old.rows() > 0) {
+    delta_files_ -= 1;
+    delta_size_ -= old.Int(0, 0);
   }
-  {
-    XET_ASSIGN_OR_RETURN(PgResult old,
-                         conn_.Exec("SELECT file_hash, size FROM bucket_entries WHERE "
-                                    "bucket_id = $1 AND path = $2 AND kind = 0",
-                                    PgParams().Int(bucket_id_).Bytes(key)));
-    if (old.rows() > 0) {
-      XET_ASSIGN_OR_RETURN(Hash old_hash, old.HashAt(0, 0, "entry file hash"));
-      delta_files_ -= 1;
-      delta_size_ -= old.Int(0, 1);
-      if (old_hash != e.file_hash) XET_RETURN_IF_ERROR(NoteLost(old_hash));
-    }
-  }
-  XET_RETURN_IF_ERROR(
-      conn_
-          .Exec("INSERT INTO bucket_entries(bucket_id, path, file_hash, size, mtime_ms, "
-                "uploaded_at_ms, content_type, sha256, kind, posix) "
-                "VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) "
-                "ON CONFLICT(bucket_id, path) DO UPDATE SET file_hash = excluded.file_hash, "
-                "size = excluded.size, mtime_ms = excluded.mtime_ms, "
-                "uploaded_at_ms = excluded.uploaded_at_ms, "
-                "content_type = excluded.content_type, sha256 = excluded.sha256, "
-                "kind = excluded.kind, posix = excluded.posix",
-                PgParams()
-                    .Int(bucket_id_)
-                    .Bytes(key)
-                    .Hash(e.file_hash)
-                    .Int(e.size)
-                    .Int(e.mtime_ms)
-                    .Int(now_ms_)
-                    .Text(e.content_type)
-                    .OptHash(e.sha256)
-                    .Int(e.directory ? kPgDirectoryKind : kPgFileKind)
-                    .OptBytes(PosixBytes(*e.posix)))
-          .status());
   if (!e.directory) {
     delta_files_ += 1;
     delta_size_ += e.size;
@@ -304,17 +292,20 @@ Result<BucketOpResult> PgBatchApplier::AddFile(const BucketOp& op) {
 }
 
 Result<BucketOpResult> PgBatchApplier::DeleteFile(const BucketOp& op) {
+  // The file entry at the path and the directory entry of the path (at most one exists); a
+  // removed file entry's file may have lost its last entry here.
   XET_ASSIGN_OR_RETURN(
-      PgResult r, conn_.Exec("DELETE FROM bucket_entries WHERE bucket_id = $1 AND "
-                             "path IN ($2, $3) RETURNING file_hash, size, kind",
-                             PgParams().Int(bucket_id_).Bytes(op.path).Bytes(MarkerKey(op.path))));
+      PgResult r,
+      conn_.Exec("WITH del AS (DELETE FROM bucket_entries WHERE bucket_id = $1 AND "
+                 "path IN ($2, $3) RETURNING file_hash, size, kind), "
+                 "lost AS (INSERT INTO pg_temp.batch_lost(file_hash) SELECT file_hash FROM del "
+                 "WHERE kind = 0 ON CONFLICT DO NOTHING) SELECT size, kind FROM del",
+                 PgParams().Int(bucket_id_).Bytes(op.path).Bytes(MarkerKey(op.path))));
   for (int row = 0; row < r.rows(); ++row) {
     changed_ = true;
-    if (r.Int(row, 2) != kPgFileKind) continue;
-    XET_ASSIGN_OR_RETURN(Hash old_hash, r.HashAt(row, 0, "entry file hash"));
+    if (r.Int(row, 1) != kPgFileKind) continue;
     delta_files_ -= 1;
-    delta_size_ -= r.Int(row, 1);
-    XET_RETURN_IF_ERROR(NoteLost(old_hash));
+    delta_size_ -= r.Int(row, 0);
   }
   return BucketOpDone(static_cast<uint64_t>(r.rows()));  // 0: already absent
 }
