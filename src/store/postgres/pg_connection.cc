@@ -141,7 +141,6 @@ PgParams& PgParams::Int(int64_t v) {
   return Add(kInt8Oid, std::move(b));
 }
 PgParams& PgParams::Bool(bool v) { return Add(kBoolOid, std::string(1, v ? '\1' : '\0')); }
-PgParams& PgParams::Null() { return Add(kTextOid, std::string(), /*null=*/true); }
 
 PgParams& PgParams::Array(Oid elem_type, size_t n, bool any_null,
                           const std::function<std::optional<std::string_view>(size_t)>& elem) {
@@ -207,7 +206,7 @@ Result<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::string& c
   // NOTICEs (e.g. "relation already exists, skipping") are not errors: keep them off stderr.
   PQsetNoticeProcessor(
       raw, [](void*, const char*) {}, nullptr);
-  // Paths and names compare bytewise whatever the database's default collation.
+  // Text parameters and results are UTF-8 whatever the client's locale says.
   XET_RETURN_IF_ERROR(conn->ExecSimple("SET client_encoding = 'UTF8'"));
   return conn;
 }

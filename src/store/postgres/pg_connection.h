@@ -72,7 +72,6 @@ class PgParams {
   PgParams& Text(std::string_view v);
   PgParams& Int(int64_t v);
   PgParams& Bool(bool v);
-  PgParams& Null();
   // One-dimensional arrays ($n::bytea[], $n::int8[], $n::text[]); nullopt elements are NULL.
   PgParams& HashArray(std::span<const xet::Hash> v);
   PgParams& OptBytesArray(std::span<const std::optional<std::vector<uint8_t>>> v);
