@@ -189,6 +189,11 @@ PgParams& PgParams::IntArray(std::span<const int64_t> v) {
                [&](size_t i) -> std::optional<std::string_view> { return be[i]; });
 }
 
+PgParams& PgParams::BytesArray(std::span<const std::string> v) {
+  return Array(kByteaOid, v.size(), false,
+               [&](size_t i) -> std::optional<std::string_view> { return v[i]; });
+}
+
 PgParams& PgParams::TextArray(std::span<const std::string> v) {
   return Array(kTextOid, v.size(), false,
                [&](size_t i) -> std::optional<std::string_view> { return v[i]; });

@@ -77,6 +77,7 @@ class PgParams {
   PgParams& OptBytesArray(std::span<const std::optional<std::vector<uint8_t>>> v);
   PgParams& IntArray(std::span<const int64_t> v);
   PgParams& TextArray(std::span<const std::string> v);
+  PgParams& BytesArray(std::span<const std::string> v);
 
   int size() const { return static_cast<int>(values_.size()); }
   const char* const* values() const { return ptrs_.data(); }

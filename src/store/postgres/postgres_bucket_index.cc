@@ -827,10 +827,19 @@ Result<std::vector<BucketEntry>> PostgresIndex::GetBucketEntries(
         out.clear();
         out.reserve(paths.size());
         XET_ASSIGN_OR_RETURN(const int64_t id, RequireBucketRow(conn, ns, name, false));
-        for (const std::string& path : paths) {
-          XET_ASSIGN_OR_RETURN(std::optional<BucketEntry> e,
-                               FindEntryRow(conn, id, path, /*directories=*/true));
-          if (e) out.push_back(std::move(*e));
+        if (paths.empty()) return Status::Ok();
+        // FindEntryRow for every path at once, in the order given.
+        XET_ASSIGN_OR_RETURN(
+            PgResult r,
+            conn.Exec("SELECT e.* FROM unnest($2::bytea[]) WITH ORDINALITY AS p(want, i) "
+                      "CROSS JOIN LATERAL (SELECT " XET_PG_ENTRY_COLUMNS
+                      " FROM bucket_entries WHERE bucket_id = $1 AND "
+                      "path IN (p.want, p.want || '\\x2f'::bytea) ORDER BY path LIMIT 1) e "
+                      "ORDER BY p.i",
+                      PgParams().Int(id).BytesArray(paths)));
+        for (int row = 0; row < r.rows(); ++row) {
+          XET_ASSIGN_OR_RETURN(BucketEntry e, ReadEntryRow(r, row));
+          out.push_back(std::move(e));
         }
         return Status::Ok();
       });
