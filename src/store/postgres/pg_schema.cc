@@ -80,7 +80,7 @@ CREATE TABLE bucket_entries(
   size BIGINT NOT NULL,
   mtime_ms BIGINT NOT NULL,
   uploaded_at_ms BIGINT NOT NULL,
-  content_type TEXT NOT NULL,
+  content_type BYTEA NOT NULL,
   sha256 BYTEA,
   posix BYTEA,
   PRIMARY KEY(bucket_id, path)

@@ -6,8 +6,9 @@
 // the others wait and then find the schema current. A database newer than this binary is
 // refused (Internal), as is one whose schema_version table is malformed.
 //
-// Tables (hashes, paths and record blobs are BYTEA, compared bytewise; names and scopes are
-// TEXT COLLATE "C"; packed record blobs as in store/index_blobs.h):
+// Tables (hashes, paths, content types, POSIX metadata and record blobs are BYTEA: any bytes,
+// compared bytewise; names and scopes are TEXT COLLATE "C"; packed record blobs as in
+// store/index_blobs.h):
 //   xorbs(id identity, hash UNIQUE, object_size, chunks)
 //   xorb_scopes(xorb_hash -> xorbs.hash, scope)               visibility
 //   dedup_chunks(chunk_hash, xorb_hash -> xorbs.hash, seq)    seq = xorbs.id (recency)

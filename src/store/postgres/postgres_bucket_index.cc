@@ -178,7 +178,7 @@ Status PgBatchApplier::Begin() {
                        "ON COMMIT DELETE ROWS;"
                        "CREATE TEMP TABLE IF NOT EXISTS batch_moved(path BYTEA PRIMARY KEY, "
                        "file_hash BYTEA NOT NULL, size BIGINT NOT NULL, mtime_ms BIGINT NOT NULL, "
-                       "uploaded_at_ms BIGINT NOT NULL, content_type TEXT NOT NULL, sha256 BYTEA, "
+                       "uploaded_at_ms BIGINT NOT NULL, content_type BYTEA NOT NULL, sha256 BYTEA, "
                        "kind SMALLINT NOT NULL, posix BYTEA) ON COMMIT DELETE ROWS;"));
   XET_RETURN_IF_ERROR(conn_.Exec("DELETE FROM pg_temp.batch_lost").status());
   return ClearStaged();
@@ -240,7 +240,7 @@ Status PgBatchApplier::PutEntry(const NewEntry& e) {
                      .Int(e.size)
                      .Int(e.mtime_ms)
                      .Int(now_ms_)
-                     .Text(e.content_type)
+                     .Bytes(e.content_type)
                      .OptHash(e.sha256)
                      .Int(e.directory ? kPgDirectoryKind : kPgFileKind)
                      .OptBytes(PosixBytes(*e.posix))

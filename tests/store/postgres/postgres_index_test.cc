@@ -226,8 +226,9 @@ TEST_F(PostgresIndexTest, ConcurrentShardCommitsOfSharedFilesAllRegister) {
   EXPECT_EQ(**f, MakeFile(5, {x.hash}));
 }
 
-// Quotes, backslashes, SQL fragments, placeholders, LIKE wildcards and non-ASCII text in
-// every string the index stores: stored and read back verbatim, and the tables survive.
+// Quotes, backslashes, SQL fragments, placeholders, LIKE wildcards, non-ASCII text and (in
+// content types) arbitrary bytes in every string the index stores: stored and read back verbatim,
+// and the tables survive.
 TEST_F(PostgresIndexTest, HostileStringsAreValuesNotSql) {
   auto index = Open();
   ASSERT_NE(index, nullptr);
@@ -246,13 +247,16 @@ TEST_F(PostgresIndexTest, HostileStringsAreValuesNotSql) {
   const std::vector<std::string> paths = {
       "a'; DELETE FROM bucket_entries; --", "a%/x", "a_/y", "a\\b", "$1",
       "\xc3\xa9t\xc3\xa9/\xe6\x97\xa5"};
+  // Content types are bytes as the client sent them (here not even UTF-8, with a NUL).
+  const char raw_type[] = "text/plain'; DROP TABLE buckets; --\xff\0!";
+  const std::string type(raw_type, sizeof(raw_type) - 1);
   std::vector<BucketOp> ops;
   for (const std::string& p : paths) {
     BucketOp op;
     op.kind = BucketOp::Kind::kAddFile;
     op.path = p;
     op.file_hash = MakeFile(1, {x.hash}).file_hash;
-    op.content_type = "text/plain'; DROP TABLE buckets; --";
+    op.content_type = type;
     ops.push_back(op);
   }
   auto r = index->ApplyBucketBatch(ns, name, ops, 2);
@@ -262,7 +266,7 @@ TEST_F(PostgresIndexTest, HostileStringsAreValuesNotSql) {
     auto e = index->GetBucketEntry(ns, name, p);
     ASSERT_TRUE(e.ok() && e->has_value()) << p;
     EXPECT_EQ((*e)->path, p);
-    EXPECT_EQ((*e)->content_type, "text/plain'; DROP TABLE buckets; --");
+    EXPECT_EQ((*e)->content_type, type);
   }
   // "a%" and "a_" are directories of their own, not patterns.
   auto page = index->ListBucketTree(ns, name, "a%", true, "", 100);
