@@ -28,6 +28,9 @@ Status::Code CodeFor(std::string_view state) {
   }
   if (state == kPgUniqueViolation) return Status::Code::kAlreadyExists;
   if (state == kPgForeignKeyViolation) return Status::Code::kInvalidArgument;
+  // Class 22, data exceptions: a value the column cannot hold (text that is not UTF-8 or
+  // holds a NUL, a number out of range) is bad input, not a storage failure.
+  if (state.starts_with("22")) return Status::Code::kInvalidArgument;
   if (state.starts_with("08") || state.starts_with("57P")) return Status::Code::kUnavailable;
   if (state == "53100") return Status::Code::kInsufficientStorage;
   return Status::Code::kIoError;

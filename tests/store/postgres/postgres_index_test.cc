@@ -281,6 +281,9 @@ TEST_F(PostgresIndexTest, HostileStringsAreValuesNotSql) {
   t.id = "id'--";
   t.name = "Robert'); DROP TABLE tokens;--";
   ASSERT_TRUE(index->PutToken(t).ok());
+  TokenRecord bad = MakeToken(2);
+  bad.name = std::string("nul\0inside", 10);
+  EXPECT_EQ(index->PutToken(bad).code(), Code::kInvalidArgument);
   auto tokens = index->ListTokens();
   ASSERT_TRUE(tokens.ok());
   ASSERT_EQ(tokens->size(), 1u);
