@@ -105,17 +105,18 @@ class PgConnection {
   static Result<std::unique_ptr<PgConnection>> Connect(const std::string& conninfo);
 
   // Runs `sql` (one statement, $n placeholders) as a named prepared statement, prepared on
-  // first use on this connection. Fails (with sqlstate() set) on any error.
+  // first use on this connection. Fails (with sqlstate() set) on any error: Unavailable for
+  // a lost connection, a serialization failure or a deadlock (retryable), AlreadyExists for
+  // a unique violation, InvalidArgument for a foreign-key violation or a value the column
+  // cannot hold, InsufficientStorage for a full disk, IoError otherwise.
   Result<PgResult> Exec(const std::string& sql, const PgParams& params = PgParams());
   // Runs `sql` as simple text (BEGIN, COMMIT, DDL; several statements allowed). No values.
   Status ExecSimple(const std::string& sql);
 
   // The SQLSTATE of the last failed call ("" if it did not come from the server).
   const std::string& sqlstate() const { return sqlstate_; }
-  // Whether the connection is still usable (not lost, not in a failed transaction state).
+  // Whether the connection can go back to the pool: connected and outside any transaction.
   bool healthy() const;
-  // The server process of this connection (pg_terminate_backend in tests).
-  int backend_pid() const { return PQbackendPID(conn_.get()); }
 
  private:
   struct Finish {
