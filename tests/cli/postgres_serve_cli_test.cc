@@ -1,6 +1,7 @@
 // `xetstore serve --index postgres://...`: two nodes sharing one PostgreSQL index (a real
 // server started by the test, tests/support/postgres_test_server.h), one object directory
-// and one signing secret. What one node writes, the other lists, serves and deletes.
+// and one signing secret. What one node writes, the other lists, serves and deletes; a
+// token created in the index is honoured by both.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -43,6 +44,17 @@ TEST(PostgresServeCli, TwoNodesShareOneIndex) {
   r = RunOn(two, admin, "cp hf://buckets/ns/shared/dir/in.bin " + local + "/out.bin");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(ReadLocalFile(local + "/out.bin") == data);
+
+  // A token created in the shared index (no node involved) works on every node.
+  r = RunXetstore("token --index '" + pg.Url(db) +
+                  "' create --name reader --permission read --scope ns/shared");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string reader = r.out;
+  while (!reader.empty() && reader.back() == '\n') reader.pop_back();
+  r = RunOn(two, reader, "ls -R hf://buckets/ns/shared");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("dir/in.bin"), std::string::npos) << r.out;
+  EXPECT_NE(RunOn(one, reader, "rm hf://buckets/ns/shared/dir/in.bin").exit_code, 0);
 
   r = RunOn(two, admin, "rm hf://buckets/ns/shared/dir/in.bin");
   ASSERT_EQ(r.exit_code, 0) << r.err;
