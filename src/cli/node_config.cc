@@ -2,10 +2,20 @@
 
 namespace xet::cli {
 
+bool NodeConfig::IndexIsPostgres() const {
+  return index_url.starts_with("postgres://") || index_url.starts_with("postgresql://");
+}
+
 std::string NodeConfig::IndexPath() const {
   if (index_url.empty()) return data_dir + "/index.sqlite";
   if (index_url.starts_with("sqlite://")) return index_url.substr(9);
   return index_url;
+}
+
+Result<std::unique_ptr<Index>> OpenConfiguredIndex(const NodeConfig& config) {
+  if (config.IndexIsPostgres())
+    return OpenPostgresIndex(config.index_url, config.index_connections);
+  return OpenSqliteIndex(config.IndexPath());
 }
 
 std::string NodeConfig::ObjectsPath() const {
@@ -31,8 +41,15 @@ void AddNodeOptions(CLI::App* cmd, NodeConfig* c, bool server_options) {
       ->envname("XETSTORE_DATA_DIR")
       ->capture_default_str();
   cmd->add_option("--index", c->index_url,
-                  "Index backend: a SQLite file path (default <data-dir>/index.sqlite)")
+                  "Index backend: a SQLite file path (default <data-dir>/index.sqlite), or "
+                  "postgres://USER:PASS@HOST:PORT/DB for a PostgreSQL database shared by "
+                  "many nodes (any libpq connection URI)")
       ->envname("XETSTORE_INDEX");
+  cmd->add_option("--index-connections", c->index_connections,
+                  "PostgreSQL index: connections this process keeps open at most")
+      ->envname("XETSTORE_INDEX_CONNECTIONS")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
   if (!server_options) return;
   cmd->add_option("--listen", c->listen, "Address and port to listen on")
       ->envname("XETSTORE_LISTEN")

@@ -7,16 +7,20 @@
 #include <cstdint>
 #include <string>
 
+#include "common/result.h"
 #include "server/auth/revocation_list.h"
+#include "store/index.h"
 
 namespace xet::cli {
 
 struct NodeConfig {
   std::string listen = "127.0.0.1:8080";
   std::string data_dir = "./xetstore-data";
-  std::string public_url;   // default: http://<listen>
-  std::string index_url;    // default: sqlite file <data_dir>/index.sqlite
-  std::string objects_url;  // default: <data_dir>/objects; s3://BUCKET[/PREFIX] for S3
+  std::string public_url;  // default: http://<listen>
+  std::string index_url;   // default: sqlite file <data_dir>/index.sqlite; postgres://...
+  size_t index_connections =
+      kDefaultPostgresConnections;  // PostgreSQL: the node's connection pool size
+  std::string objects_url;          // default: <data_dir>/objects; s3://BUCKET[/PREFIX] for S3
   // With an s3:// object store (each falls back to the AWS_* environment; see s3_options.h).
   std::string s3_endpoint;     // http[s]://HOST[:PORT]
   std::string s3_region;       // default us-east-1
@@ -35,12 +39,18 @@ struct NodeConfig {
   // may get: a revoked token's CAS tokens stop within this long.
   int64_t revocation_refresh_s = RevocationList::kDefaultRefreshSeconds;
 
+  // Whether index_url names a PostgreSQL database (postgres:// or postgresql://).
+  bool IndexIsPostgres() const;
   std::string IndexPath() const;
   std::string ObjectsPath() const;
   std::string SecretPath() const;
   std::string AdminTokenPath() const { return data_dir + "/admin-token"; }
   std::string PublicUrl() const;
 };
+
+// The index `config` names: the SQLite file (IndexPath()), or the PostgreSQL database of
+// index_url with a pool of index_connections.
+Result<std::unique_ptr<Index>> OpenConfiguredIndex(const NodeConfig& config);
 
 // Adds --data-dir (and, with `server_options`, every serve option) to `cmd`.
 void AddNodeOptions(CLI::App* cmd, NodeConfig* config, bool server_options);

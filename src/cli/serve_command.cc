@@ -90,11 +90,8 @@ Result<Node> OpenNode(const NodeConfig& config, bool need_objects) {
   std::filesystem::create_directories(config.data_dir, ec);
   if (ec)
     return Status::IoError("cannot create data directory " + config.data_dir + ": " + ec.message());
-  if (config.index_url.starts_with("postgres")) {
-    return Status::Unimplemented("PostgreSQL index is not available yet; use the SQLite default");
-  }
   Node node;
-  XET_ASSIGN_OR_RETURN(node.index, OpenSqliteIndex(config.IndexPath()));
+  XET_ASSIGN_OR_RETURN(node.index, OpenConfiguredIndex(config));
   if (need_objects) {
     if (config.objects_url.starts_with("s3://")) {
       XET_ASSIGN_OR_RETURN(S3Options s3, S3OptionsFrom(config));

@@ -31,7 +31,7 @@ std::string FormatTime(int64_t t) {
 }
 
 Result<std::unique_ptr<Index>> OpenIndex(const NodeConfig& config) {
-  return OpenSqliteIndex(config.IndexPath());
+  return OpenConfiguredIndex(config);
 }
 
 int RunCreate(const NodeConfig& config, const CreateArgs& args) {

@@ -1,7 +1,7 @@
 // Index: the metadata store of the CAS (xorbs, files, dedup chunk index, visibility,
 // shards, tokens) and of the buckets on top of it (buckets, entries).
 //
-// Contract for every implementation (SQLite now, PostgreSQL later):
+// Contract for every implementation (SQLite, PostgreSQL):
 // - Every mutating call is one durable transaction: when it returns OK the change survives
 //   a crash or power loss; when it returns an error nothing of it is visible.
 // - Thread-safe: any number of threads may call any method concurrently. Implementations
@@ -160,5 +160,13 @@ class Index {
 // The embedded default: one SQLite database file (WAL, synchronous=FULL, schema migrations
 // tracked in a version table), created if missing.
 Result<std::unique_ptr<Index>> OpenSqliteIndex(const std::string& path);
+
+// The scale-out backend: a PostgreSQL database shared by any number of nodes. `url` is a
+// libpq connection URI ("postgres://user:pass@host:port/db") or key=value string. The schema
+// is created or migrated at open; a database newer than this binary is refused. At most
+// `max_connections` connections are open at once (callers beyond them wait).
+inline constexpr size_t kDefaultPostgresConnections = 16;
+Result<std::unique_ptr<Index>> OpenPostgresIndex(
+    const std::string& url, size_t max_connections = kDefaultPostgresConnections);
 
 }  // namespace xet

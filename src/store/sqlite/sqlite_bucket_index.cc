@@ -25,6 +25,7 @@
 #include <utility>
 
 #include "protocol/posix_metadata.h"
+#include "store/bucket_keys.h"
 #include "store/sqlite/sqlite_index.h"
 #include "store/sqlite/sqlite_values.h"
 
@@ -40,9 +41,6 @@ constexpr const char* kBucketColumns =
 constexpr int64_t kFileKind = 0;
 constexpr int64_t kDirectoryKind = 1;
 
-// The key of the explicit directory entry of directory `path`.
-std::string MarkerKey(std::string_view path) { return std::string(path) + "/"; }
-
 Result<BucketRecord> ReadBucket(SqliteStatement& stmt) {
   BucketRecord b;
   b.ns = std::string(stmt.ColumnText(0));
@@ -54,17 +52,6 @@ Result<BucketRecord> ReadBucket(SqliteStatement& stmt) {
   XET_ASSIGN_OR_RETURN(b.total_files, FromSqlSize(stmt.ColumnInt64(6), "bucket file count"));
   XET_ASSIGN_OR_RETURN(b.generation, FromSqlSize(stmt.ColumnInt64(7), "bucket generation"));
   return b;
-}
-
-std::string FullName(std::string_view ns, std::string_view name) {
-  std::string s(ns);
-  s.push_back('/');
-  s.append(name);
-  return s;
-}
-
-Status BucketNotFound(std::string_view ns, std::string_view name) {
-  return Status::NotFound("bucket " + FullName(ns, name) + " not found");
 }
 
 // The id of bucket ns/name, or nullopt.
@@ -84,13 +71,6 @@ Result<int64_t> RequireBucketId(SqliteDb& db, std::string_view ns, std::string_v
   XET_ASSIGN_OR_RETURN(std::optional<int64_t> id, FindBucketId(db, ns, name));
   if (!id) return BucketNotFound(ns, name);
   return *id;
-}
-
-// "NAMESPACE/BUCKET" split at its first '/'; nullopt without one.
-std::optional<std::pair<std::string_view, std::string_view>> SplitFullName(std::string_view full) {
-  const size_t slash = full.find('/');
-  if (slash == std::string_view::npos) return std::nullopt;
-  return std::make_pair(full.substr(0, slash), full.substr(slash + 1));
 }
 
 // The entry columns, in the order ReadEntry expects them.
@@ -176,12 +156,6 @@ class ReadSnapshot {
   SqliteDb& db_;
   bool open_ = false;
 };
-
-// The key range of the entries below directory `dir` (no trailing '/'): [dir + "/", dir + "0").
-// '0' is the byte after '/', so every path starting with dir + "/" sorts inside it and nothing
-// else does.
-std::string DirLower(std::string_view dir) { return std::string(dir) + "/"; }
-std::string DirUpper(std::string_view dir) { return std::string(dir) + "0"; }
 
 // Rewrites every visibility row of scope `from` to scope `to`; rows that `to` already has
 // are dropped instead (the primary keys would collide).
@@ -278,19 +252,6 @@ class BatchApplier {
   bool changed_ = false;
 };
 
-BucketOpResult OpFailed(std::string error) {
-  BucketOpResult r;
-  r.ok = false;
-  r.error = std::move(error);
-  return r;
-}
-
-BucketOpResult OpDone(uint64_t changed) {
-  BucketOpResult r;
-  r.entries_changed = changed;
-  return r;
-}
-
 Status BatchApplier::Begin() {
   XET_RETURN_IF_ERROR(
       db_.Exec("CREATE TEMP TABLE IF NOT EXISTS bucket_batch_lost("
@@ -321,12 +282,12 @@ Result<BucketOpResult> BatchApplier::Apply(const BucketOp& op) {
     case BucketOp::Kind::kSetMetadata:
       return SetMetadata(op);
   }
-  return OpFailed("unknown operation");
+  return BucketOpFailed("unknown operation");
 }
 
 Result<std::optional<int64_t>> BatchApplier::SourceBucketId(const std::string& full_name) {
   if (full_name.empty()) return std::optional<int64_t>(bucket_id_);
-  auto split = SplitFullName(full_name);
+  auto split = SplitBucketFullName(full_name);
   if (!split) return std::optional<int64_t>();
   return FindBucketId(db_, split->first, split->second);
 }
@@ -404,14 +365,14 @@ Result<BucketOpResult> BatchApplier::AddFile(const BucketOp& op) {
     // A symbolic link or special file is the empty file, which needs no upload: nothing to
     // look up.
     if (!op.file_hash.IsZero()) {
-      return OpFailed(
+      return BucketOpFailed(
           "a symbolic link's or special file's xetHash must be the empty file's (64 zeros)");
     }
     XET_RETURN_IF_ERROR(PutEntry(e));
-    return OpDone(1);
+    return BucketOpDone(1);
   }
   if (op.posix && !op.posix->IsRegular()) {
-    return OpFailed(
+    return BucketOpFailed(
         "addFile: posix mode must be a regular file, a symbolic link or a special file");
   }
   {
@@ -425,7 +386,7 @@ Result<BucketOpResult> BatchApplier::AddFile(const BucketOp& op) {
     XET_RETURN_IF_ERROR(stmt->BindText(2, scope_));
     XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
     if (!row) {
-      return OpFailed("file " + op.file_hash.ToHex() + " not found (upload its shard first)");
+      return BucketOpFailed("file " + op.file_hash.ToHex() + " not found (upload its shard first)");
     }
     e.size = stmt->ColumnInt64(0);
     if (!stmt->ColumnIsNull(1)) {
@@ -433,7 +394,7 @@ Result<BucketOpResult> BatchApplier::AddFile(const BucketOp& op) {
     }
   }
   XET_RETURN_IF_ERROR(PutEntry(e));
-  return OpDone(1);
+  return BucketOpDone(1);
 }
 
 Result<BucketOpResult> BatchApplier::DeleteFile(const BucketOp& op) {
@@ -457,12 +418,12 @@ Result<BucketOpResult> BatchApplier::DeleteFile(const BucketOp& op) {
     delta_size_ -= stmt->ColumnInt64(1);
     XET_RETURN_IF_ERROR(NoteLost(old_hash));
   }
-  return OpDone(removed);  // 0: already absent, deleting is idempotent
+  return BucketOpDone(removed);  // 0: already absent, deleting is idempotent
 }
 
 Result<BucketOpResult> BatchApplier::CopyFile(const BucketOp& op) {
   XET_ASSIGN_OR_RETURN(std::optional<int64_t> source_id, SourceBucketId(op.source_bucket));
-  if (!source_id) return OpFailed("source bucket " + op.source_bucket + " not found");
+  if (!source_id) return BucketOpFailed("source bucket " + op.source_bucket + " not found");
   NewEntry e{&op.path, op.file_hash, 0, std::nullopt, op.mtime_ms, op.content_type, &op.posix};
   std::string source_content_type;
   {
@@ -474,8 +435,8 @@ Result<BucketOpResult> BatchApplier::CopyFile(const BucketOp& op) {
     XET_RETURN_IF_ERROR(stmt->BindBlob(2, HashBytes(op.file_hash)));
     XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
     if (!row) {
-      return OpFailed("file " + op.file_hash.ToHex() + " not found in bucket " +
-                      (op.source_bucket.empty() ? scope_ : op.source_bucket));
+      return BucketOpFailed("file " + op.file_hash.ToHex() + " not found in bucket " +
+                            (op.source_bucket.empty() ? scope_ : op.source_bucket));
     }
     e.size = stmt->ColumnInt64(0);
     if (!stmt->ColumnIsNull(1)) {
@@ -496,7 +457,7 @@ Result<BucketOpResult> BatchApplier::CopyFile(const BucketOp& op) {
   XET_RETURN_IF_ERROR(vis->BindBlob(1, HashBytes(op.file_hash)));
   XET_RETURN_IF_ERROR(vis->BindText(2, scope_));
   XET_RETURN_IF_ERROR(vis->Run());
-  return OpDone(1);
+  return BucketOpDone(1);
 }
 
 Result<int64_t> BatchApplier::StagePrefix(int64_t source_id, const std::string& from,
@@ -605,24 +566,24 @@ Status BatchApplier::WriteStaged(bool replace_sources) {
 Result<BucketOpResult> BatchApplier::CopyOrMovePrefix(const BucketOp& op, bool move) {
   const char* verb = move ? "move" : "copy";
   if (op.from.empty() || op.to.empty()) {
-    return OpFailed(std::string(verb) + ": source and target paths must not be empty");
+    return BucketOpFailed(std::string(verb) + ": source and target paths must not be empty");
   }
   XET_ASSIGN_OR_RETURN(std::optional<int64_t> source_id,
                        SourceBucketId(move ? std::string() : op.source_bucket));
-  if (!source_id) return OpFailed("source bucket " + op.source_bucket + " not found");
+  if (!source_id) return BucketOpFailed("source bucket " + op.source_bucket + " not found");
   const bool same_bucket = *source_id == bucket_id_;
   if (move && op.to.starts_with(DirLower(op.from))) {
-    return OpFailed("cannot move " + op.from + " into itself (" + op.to + ")");
+    return BucketOpFailed("cannot move " + op.from + " into itself (" + op.to + ")");
   }
   if (op.no_replace) {
     XET_ASSIGN_OR_RETURN(const bool taken, AnythingAt(op.to, /*include_exact=*/true));
-    if (taken) return OpFailed(op.to + " exists");
+    if (taken) return BucketOpFailed(op.to + " exists");
   }
   XET_ASSIGN_OR_RETURN(const int64_t matched, StagePrefix(*source_id, op.from, op.to));
-  if (matched == 0) return OpFailed("nothing at " + op.from);
+  if (matched == 0) return BucketOpFailed("nothing at " + op.from);
   if (same_bucket && op.from == op.to) {  // every entry maps onto itself
     XET_RETURN_IF_ERROR(ClearStaged());
-    return OpDone(0);
+    return BucketOpDone(0);
   }
   if (move) XET_RETURN_IF_ERROR(DeletePrefix(op.from));
   XET_RETURN_IF_ERROR(WriteStaged(/*replace_sources=*/move));
@@ -637,7 +598,7 @@ Result<BucketOpResult> BatchApplier::CopyOrMovePrefix(const BucketOp& op, bool m
     XET_RETURN_IF_ERROR(vis->Run());
   }
   XET_RETURN_IF_ERROR(ClearStaged());
-  return OpDone(static_cast<uint64_t>(matched));
+  return BucketOpDone(static_cast<uint64_t>(matched));
 }
 
 Result<std::optional<int64_t>> BatchApplier::KindAt(const std::string& key) {
@@ -667,17 +628,17 @@ Result<bool> BatchApplier::AnythingAt(const std::string& path, bool include_exac
 
 Result<BucketOpResult> BatchApplier::AddDirectory(const BucketOp& op) {
   if (op.posix && !op.posix->IsDirectory()) {
-    return OpFailed("addDirectory: posix mode must be a directory's (0040000)");
+    return BucketOpFailed("addDirectory: posix mode must be a directory's (0040000)");
   }
   XET_ASSIGN_OR_RETURN(const std::optional<int64_t> at, KindAt(op.path));
-  if (at) return OpFailed("a file exists at " + op.path);
+  if (at) return BucketOpFailed("a file exists at " + op.path);
   NewEntry e{&op.path, Hash(), 0, std::nullopt, op.mtime_ms, std::string_view(), &op.posix, true};
   XET_RETURN_IF_ERROR(PutEntry(e));
-  return OpDone(1);
+  return BucketOpDone(1);
 }
 
 Result<BucketOpResult> BatchApplier::SetMetadata(const BucketOp& op) {
-  if (!op.posix) return OpFailed("setMetadata needs \"posix\"");
+  if (!op.posix) return BucketOpFailed("setMetadata needs \"posix\"");
   const PosixMetadata& posix = *op.posix;
   const std::string marker = MarkerKey(op.path);
   std::string key;  // the entry to update
@@ -694,25 +655,25 @@ Result<BucketOpResult> BatchApplier::SetMetadata(const BucketOp& op) {
       key = std::string(stmt->ColumnText(0));
       if (stmt->ColumnInt64(2) == kFileKind) {
         XET_ASSIGN_OR_RETURN(Hash hash, HashColumn(*stmt, 1, "entry file hash"));
-        if (posix.IsDirectory()) return OpFailed(op.path + " is a file, not a directory");
+        if (posix.IsDirectory()) return BucketOpFailed(op.path + " is a file, not a directory");
         if (posix.IsContentless() && !hash.IsZero()) {
-          return OpFailed(op.path +
-                          " has content; a symbolic link or special file is the empty file");
+          return BucketOpFailed(op.path +
+                                " has content; a symbolic link or special file is the empty file");
         }
       } else if (!posix.IsDirectory()) {
-        return OpFailed(op.path + " is a directory; its posix mode must be a directory's");
+        return BucketOpFailed(op.path + " is a directory; its posix mode must be a directory's");
       }
     }
   }
   if (key.empty()) {  // an implied directory gets an explicit entry
     XET_ASSIGN_OR_RETURN(const bool implied, AnythingAt(op.path, /*include_exact=*/false));
-    if (!implied) return OpFailed("nothing at " + op.path);
+    if (!implied) return BucketOpFailed("nothing at " + op.path);
     if (!posix.IsDirectory()) {
-      return OpFailed(op.path + " is a directory; its posix mode must be a directory's");
+      return BucketOpFailed(op.path + " is a directory; its posix mode must be a directory's");
     }
     NewEntry e{&op.path, Hash(), 0, std::nullopt, op.mtime_ms, std::string_view(), &op.posix, true};
     XET_RETURN_IF_ERROR(PutEntry(e));
-    return OpDone(1);
+    return BucketOpDone(1);
   }
   const std::optional<std::string> text = PosixText(op.posix);
   XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
@@ -725,7 +686,7 @@ Result<BucketOpResult> BatchApplier::SetMetadata(const BucketOp& op) {
   XET_RETURN_IF_ERROR(stmt->BindInt64(4, op.mtime_ms));
   XET_RETURN_IF_ERROR(stmt->Run());
   changed_ = true;
-  return OpDone(1);
+  return BucketOpDone(1);
 }
 
 Status BatchApplier::Finish() {
@@ -755,52 +716,6 @@ Status BatchApplier::Finish() {
 
 // ---------------------------------------------------------------------------------------
 // Listings.
-
-// Where a listing page stopped: after the entry stored at key `path` (a file, or in
-// recursive listings a directory entry's key, path + "/"), or (non-recursive listings) after
-// every entry below directory `path`. Encoded as lowercase hex of a kind byte ('f' or 'd')
-// followed by the path, so it travels in URLs unescaped.
-struct TreeCursor {
-  bool after_directory = false;
-  std::string path;
-};
-
-std::string EncodeCursor(const TreeCursor& c) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string raw;
-  raw.reserve(c.path.size() + 1);
-  raw.push_back(c.after_directory ? 'd' : 'f');
-  raw.append(c.path);
-  std::string out;
-  out.reserve(raw.size() * 2);
-  for (unsigned char ch : raw) {
-    out.push_back(kHex[ch >> 4]);
-    out.push_back(kHex[ch & 0xf]);
-  }
-  return out;
-}
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-Result<TreeCursor> DecodeCursor(std::string_view text) {
-  const Status bad = Status::InvalidArgument("malformed listing cursor");
-  if (text.size() < 4 || text.size() % 2 != 0) return bad;
-  std::string raw;
-  raw.reserve(text.size() / 2);
-  for (size_t i = 0; i < text.size(); i += 2) {
-    const int hi = HexValue(text[i]);
-    const int lo = HexValue(text[i + 1]);
-    if (hi < 0 || lo < 0) return bad;
-    raw.push_back(static_cast<char>(hi * 16 + lo));
-  }
-  if (raw[0] != 'f' && raw[0] != 'd') return bad;
-  return TreeCursor{raw[0] == 'd', raw.substr(1)};
-}
 
 // One listing: the entries below `dir` ("" = the root, else a directory path + "/"),
 // starting at `lower` (inclusive or not), read in path order.
@@ -861,8 +776,8 @@ Result<BucketTreePage> TreeScan::ReadPage(size_t limit) {
   page.items.reserve(std::min<size_t>(limit, 4096));
   auto cursor_after_last = [&] {
     const BucketTreeItem& last = page.items.back();
-    if (recursive_ && last.is_directory) return EncodeCursor({false, MarkerKey(last.path)});
-    return EncodeCursor({last.is_directory, last.path});
+    if (recursive_ && last.is_directory) return EncodeTreeCursor({false, MarkerKey(last.path)});
+    return EncodeTreeCursor({last.is_directory, last.path});
   };
   size_t posix_bytes = 0;  // of the items so far (bounds the page's memory)
   // Each pass reads from lower_ until the end or until a subdirectory is emitted; the next
@@ -927,7 +842,7 @@ Result<BucketRecord> SqliteIndex::CreateBucket(const std::string& ns, const std:
     XET_RETURN_IF_ERROR(stmt->BindInt64(4, now_ms));
     XET_RETURN_IF_ERROR(stmt->Run());
     if (db.Changes() == 0) {
-      return Status::AlreadyExists("bucket " + FullName(ns, name) + " already exists");
+      return Status::AlreadyExists("bucket " + BucketFullName(ns, name) + " already exists");
     }
     return Status::Ok();
   });
@@ -964,7 +879,7 @@ Result<std::vector<BucketRecord>> SqliteIndex::ListBuckets(const std::string& ns
   // ('\x7f' sorts after every valid bucket name).
   std::string after_ns;
   std::string after_name;
-  if (auto split = SplitFullName(after)) {
+  if (auto split = SplitBucketFullName(after)) {
     after_ns = std::string(split->first);
     after_name = std::string(split->second);
   } else if (!after.empty()) {
@@ -992,7 +907,7 @@ Result<std::vector<BucketRecord>> SqliteIndex::ListBuckets(const std::string& ns
 }
 
 Status SqliteIndex::DeleteBucket(const std::string& ns, const std::string& name) {
-  const Scope scope = FullName(ns, name);
+  const Scope scope = BucketFullName(ns, name);
   return writer_->Submit([&](SqliteDb& db) -> Status {
     XET_ASSIGN_OR_RETURN(const int64_t id, RequireBucketId(db, ns, name));
     {
@@ -1012,8 +927,8 @@ Status SqliteIndex::DeleteBucket(const std::string& ns, const std::string& name)
 Status SqliteIndex::MoveBucket(const std::string& from_ns, const std::string& from_name,
                                const std::string& to_ns, const std::string& to_name,
                                int64_t now_ms) {
-  const Scope from = FullName(from_ns, from_name);
-  const Scope to = FullName(to_ns, to_name);
+  const Scope from = BucketFullName(from_ns, from_name);
+  const Scope to = BucketFullName(to_ns, to_name);
   return writer_->Submit([&](SqliteDb& db) -> Status {
     XET_ASSIGN_OR_RETURN(const int64_t id, RequireBucketId(db, from_ns, from_name));
     XET_ASSIGN_OR_RETURN(std::optional<int64_t> taken, FindBucketId(db, to_ns, to_name));
@@ -1048,7 +963,7 @@ Result<BucketBatchResult> SqliteIndex::ApplyBucketBatch(const std::string& ns,
     result = BucketBatchResult{};
     result.ops.reserve(ops.size());
     XET_ASSIGN_OR_RETURN(const int64_t id, RequireBucketId(db, ns, name));
-    BatchApplier applier(db, id, FullName(ns, name), now_ms);
+    BatchApplier applier(db, id, BucketFullName(ns, name), now_ms);
     XET_RETURN_IF_ERROR(applier.Begin());
     for (const BucketOp& op : ops) {
       XET_ASSIGN_OR_RETURN(BucketOpResult r, applier.Apply(op));
@@ -1094,7 +1009,7 @@ Result<BucketTreePage> SqliteIndex::ListBucketTree(const std::string& ns, const 
   if (limit == 0) return Status::InvalidArgument("listing limit must be at least 1");
   std::optional<TreeCursor> resume;
   if (!cursor.empty()) {
-    XET_ASSIGN_OR_RETURN(resume, DecodeCursor(cursor));
+    XET_ASSIGN_OR_RETURN(resume, DecodeTreeCursor(cursor));
   }
   auto lease = readers_->Acquire();
   ReadSnapshot snapshot(lease.db());

@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "format/merkle.h"
-#include "store/sqlite/index_blobs.h"
+#include "store/index_blobs.h"
 #include "store/sqlite/sqlite_schema.h"
 #include "store/sqlite/sqlite_values.h"
 

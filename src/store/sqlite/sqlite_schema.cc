@@ -3,6 +3,8 @@
 #include <array>
 #include <string>
 
+#include "store/schema_version.h"
+
 namespace xet {
 namespace {
 
@@ -116,11 +118,7 @@ Status MigrateInTransaction(SqliteDb& db) {
     }
   }
   const int64_t known = static_cast<int64_t>(kMigrations.size());
-  if (version < 0 || version > known) {
-    return Status::Internal("index schema version " + std::to_string(version) +
-                            " is newer than this xetstore supports (" + std::to_string(known) +
-                            ")");
-  }
+  XET_RETURN_IF_ERROR(CheckSchemaVersion(version, known));
   for (int64_t i = version; i < known; ++i) {
     XET_RETURN_IF_ERROR(db.Exec(kMigrations[static_cast<size_t>(i)])
                             .WithContext("index migration " + std::to_string(i + 1)));

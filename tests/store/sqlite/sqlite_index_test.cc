@@ -22,10 +22,10 @@
 #include <thread>
 #include <vector>
 
+#include "store/index_blobs.h"
 #include "store/index_mixed_workload.h"
 #include "store/index_test_records.h"
 #include "store/local/local_object_store.h"
-#include "store/sqlite/index_blobs.h"
 #include "store/sqlite/sqlite_db.h"
 #include "store/sqlite/sqlite_group_commit.h"
 #include "store/sqlite/sqlite_schema.h"

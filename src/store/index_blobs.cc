@@ -1,4 +1,4 @@
-#include "store/sqlite/index_blobs.h"
+#include "store/index_blobs.h"
 
 #include <cstddef>
 #include <cstring>

@@ -1,4 +1,5 @@
-// The packed blob encodings the SQLite index stores records in (see sqlite_schema.h):
+// The packed blob encodings the index backends store records in (sqlite_schema.h,
+// postgres_schema.h):
 // fixed-size little-endian records, so a file of 100,000 terms is one row and decodes with
 // one bounds check and one memcpy. Blobs read back are untrusted: a length that is not a
 // whole number of records is Corruption.

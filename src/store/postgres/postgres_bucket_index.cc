@@ -1,0 +1,880 @@
+// PostgresIndex: the bucket part of the Index contract, the same semantics as
+// store/sqlite/sqlite_bucket_index.cc (whose header comment states the invariants), on
+// PostgreSQL:
+// - A batch is one READ COMMITTED transaction that first locks the bucket's row (FOR
+//   UPDATE): batches of one bucket run one after another, each seeing all the earlier ones
+//   (a deadlock is retried from scratch by PgPool::RunTransaction).
+// - Each BucketOp checks everything that can make it fail before it writes, so a failing op
+//   has written nothing; a storage error fails the whole batch.
+// - Prefix copies and moves are set-based through a session TEMP table (ON COMMIT DELETE
+//   ROWS), whatever the number of entries.
+// - Entry keys are BYTEA (bytewise order, any bytes); explicit directory entries live at
+//   path + "/" (store/bucket_keys.h).
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "protocol/posix_metadata.h"
+#include "store/bucket_keys.h"
+#include "store/postgres/postgres_index.h"
+
+namespace xet {
+namespace {
+
+constexpr int64_t kPgFileKind = 0;
+constexpr int64_t kPgDirectoryKind = 1;
+
+#define XET_PG_BUCKET_COLUMNS \
+  "ns, name, private, created_at_ms, updated_at_ms, total_size, total_files, generation"
+#define XET_PG_ENTRY_COLUMNS \
+  "path, file_hash, size, mtime_ms, uploaded_at_ms, content_type, sha256, kind, posix"
+
+Result<BucketRecord> ReadBucketRow(const PgResult& r, int row) {
+  BucketRecord b;
+  b.ns = std::string(r.Text(row, 0));
+  b.name = std::string(r.Text(row, 1));
+  b.is_private = r.Bool(row, 2);
+  b.created_at_ms = r.Int(row, 3);
+  b.updated_at_ms = r.Int(row, 4);
+  XET_ASSIGN_OR_RETURN(b.total_size, r.SizeAt(row, 5, "bucket total size"));
+  XET_ASSIGN_OR_RETURN(b.total_files, r.SizeAt(row, 6, "bucket file count"));
+  XET_ASSIGN_OR_RETURN(b.generation, r.SizeAt(row, 7, "bucket generation"));
+  return b;
+}
+
+Result<BucketEntry> ReadEntryRow(const PgResult& r, int row) {
+  BucketEntry e;
+  e.path = std::string(r.Text(row, 0));
+  XET_ASSIGN_OR_RETURN(e.file_hash, r.HashAt(row, 1, "entry file hash"));
+  XET_ASSIGN_OR_RETURN(e.size, r.SizeAt(row, 2, "entry size"));
+  e.mtime_ms = r.Int(row, 3);
+  e.uploaded_at_ms = r.Int(row, 4);
+  e.content_type = std::string(r.Text(row, 5));
+  if (!r.IsNull(row, 6)) {
+    XET_ASSIGN_OR_RETURN(e.sha256, r.HashAt(row, 6, "entry sha256"));
+  }
+  if (r.Int(row, 7) == kPgDirectoryKind) {
+    if (!e.path.ends_with('/')) return Status::Corruption("index directory entry without '/'");
+    e.path.pop_back();
+    e.is_directory = true;
+  }
+  if (!r.IsNull(row, 8)) {
+    auto posix = DecodePosixJson(r.Text(row, 8));
+    if (!posix.ok()) {
+      return Status::Corruption("index entry " + e.path + ": " + posix.status().message());
+    }
+    e.posix = std::move(*posix);
+  }
+  return e;
+}
+
+std::optional<std::string> PosixBytes(const std::optional<PosixMetadata>& posix) {
+  if (!posix) return std::nullopt;
+  return EncodePosixJson(*posix);
+}
+
+// The id of bucket ns/name, or nullopt; `lock`: and lock its row until the transaction ends.
+Result<std::optional<int64_t>> FindBucketRow(PgConnection& conn, std::string_view ns,
+                                             std::string_view name, bool lock) {
+  XET_ASSIGN_OR_RETURN(
+      PgResult r, conn.Exec(lock ? "SELECT id FROM buckets WHERE ns = $1 AND name = $2 FOR UPDATE"
+                                 : "SELECT id FROM buckets WHERE ns = $1 AND name = $2",
+                            PgParams().Text(ns).Text(name)));
+  if (r.rows() == 0) return std::optional<int64_t>();
+  return std::optional<int64_t>(r.Int(0, 0));
+}
+
+Result<int64_t> RequireBucketRow(PgConnection& conn, std::string_view ns, std::string_view name,
+                                 bool lock) {
+  XET_ASSIGN_OR_RETURN(std::optional<int64_t> id, FindBucketRow(conn, ns, name, lock));
+  if (!id) return BucketNotFound(ns, name);
+  return *id;
+}
+
+// The file entry at `path`, or (with `directories`, when there is none) the explicit
+// directory entry of `path`.
+Result<std::optional<BucketEntry>> FindEntryRow(PgConnection& conn, int64_t bucket_id,
+                                                std::string_view path, bool directories) {
+  const std::string second = directories ? MarkerKey(path) : std::string(path);
+  XET_ASSIGN_OR_RETURN(PgResult r,
+                       conn.Exec("SELECT " XET_PG_ENTRY_COLUMNS
+                                 " FROM bucket_entries WHERE bucket_id = $1 AND path IN ($2, $3) "
+                                 "ORDER BY path LIMIT 1",
+                                 PgParams().Int(bucket_id).Bytes(path).Bytes(second)));
+  if (r.rows() == 0) return std::optional<BucketEntry>();
+  XET_ASSIGN_OR_RETURN(BucketEntry e, ReadEntryRow(r, 0));
+  return std::optional<BucketEntry>(std::move(e));
+}
+
+// Rewrites every visibility row of scope `from` to `to` in `table` (keyed by `hash_column`);
+// rows `to` already has are dropped instead. Both names are constants of this file.
+Status RenameScopeRows(PgConnection& conn, const char* table, const char* hash_column,
+                       const std::string& from, const std::string& to) {
+  const std::string t(table), h(hash_column);
+  XET_RETURN_IF_ERROR(conn.Exec("UPDATE " + t +
+                                    " SET scope = $2 WHERE scope = $1 AND NOT EXISTS("
+                                    "SELECT 1 FROM " +
+                                    t + " o WHERE o." + h + " = " + t + "." + h +
+                                    " AND o.scope = $2)",
+                                PgParams().Text(from).Text(to))
+                          .status());
+  return conn.Exec("DELETE FROM " + t + " WHERE scope = $1", PgParams().Text(from)).status();
+}
+
+// ---------------------------------------------------------------------------------------
+// Batches (the structure of SqliteIndex's BatchApplier; see its comments).
+
+class PgBatchApplier {
+ public:
+  PgBatchApplier(PgConnection& conn, int64_t bucket_id, Scope scope, int64_t now_ms)
+      : conn_(conn), bucket_id_(bucket_id), scope_(std::move(scope)), now_ms_(now_ms) {}
+
+  Status Begin();
+  Result<BucketOpResult> Apply(const BucketOp& op);
+  Status Finish();
+
+ private:
+  struct NewEntry {
+    const std::string* path;
+    Hash file_hash;
+    int64_t size;
+    std::optional<Hash> sha256;
+    int64_t mtime_ms;
+    std::string_view content_type;
+    const std::optional<PosixMetadata>* posix;
+    bool directory = false;
+  };
+
+  Result<std::optional<int64_t>> SourceBucketId(const std::string& full_name);
+  Result<BucketOpResult> AddFile(const BucketOp& op);
+  Result<BucketOpResult> DeleteFile(const BucketOp& op);
+  Result<BucketOpResult> CopyFile(const BucketOp& op);
+  Result<BucketOpResult> CopyOrMovePrefix(const BucketOp& op, bool move);
+  Result<BucketOpResult> AddDirectory(const BucketOp& op);
+  Result<BucketOpResult> SetMetadata(const BucketOp& op);
+  Result<std::optional<int64_t>> KindAt(const std::string& key);
+  Result<bool> AnythingAt(const std::string& path, bool include_exact);
+  Status PutEntry(const NewEntry& e);
+  Result<int64_t> StagePrefix(int64_t source_id, const std::string& from, const std::string& to);
+  Status DeletePrefix(const std::string& from);
+  Status WriteStaged(bool replace_sources);
+  Status ClearStaged() { return conn_.Exec("DELETE FROM pg_temp.batch_moved").status(); }
+
+  PgConnection& conn_;
+  const int64_t bucket_id_;
+  const Scope scope_;
+  const int64_t now_ms_;
+  int64_t delta_files_ = 0;
+  int64_t delta_size_ = 0;
+  bool changed_ = false;
+};
+
+Status PgBatchApplier::Begin() {
+  XET_RETURN_IF_ERROR(
+      conn_.ExecSimple("CREATE TEMP TABLE IF NOT EXISTS batch_lost(file_hash BYTEA PRIMARY KEY) "
+                       "ON COMMIT DELETE ROWS;"
+                       "CREATE TEMP TABLE IF NOT EXISTS batch_moved(path BYTEA PRIMARY KEY, "
+                       "file_hash BYTEA NOT NULL, size BIGINT NOT NULL, mtime_ms BIGINT NOT NULL, "
+                       "uploaded_at_ms BIGINT NOT NULL, content_type BYTEA NOT NULL, sha256 BYTEA, "
+                       "kind SMALLINT NOT NULL, posix BYTEA) ON COMMIT DELETE ROWS;"));
+  XET_RETURN_IF_ERROR(conn_.Exec("DELETE FROM pg_temp.batch_lost").status());
+  return ClearStaged();
+}
+
+Result<BucketOpResult> PgBatchApplier::Apply(const BucketOp& op) {
+  switch (op.kind) {
+    case BucketOp::Kind::kAddFile:
+      return AddFile(op);
+    case BucketOp::Kind::kDeleteFile:
+      return DeleteFile(op);
+    case BucketOp::Kind::kCopyFile:
+      return CopyFile(op);
+    case BucketOp::Kind::kCopyPrefix:
+      return CopyOrMovePrefix(op, /*move=*/false);
+    case BucketOp::Kind::kMovePrefix:
+      return CopyOrMovePrefix(op, /*move=*/true);
+    case BucketOp::Kind::kAddDirectory:
+      return AddDirectory(op);
+    case BucketOp::Kind::kSetMetadata:
+      return SetMetadata(op);
+  }
+  return BucketOpFailed("unknown operation");
+}
+
+Result<std::optional<int64_t>> PgBatchApplier::SourceBucketId(const std::string& full_name) {
+  if (full_name.empty()) return std::optional<int64_t>(bucket_id_);
+  auto split = SplitBucketFullName(full_name);
+  if (!split) return std::optional<int64_t>();
+  return FindBucketRow(conn_, split->first, split->second, /*lock=*/false);
+}
+
+Status PgBatchApplier::PutEntry(const NewEntry& e) {
+  // One round trip: every part of the statement sees the entries as they were before it, so
+  // `old` is the file entry being replaced, whose file may have lost its last entry here. A
+  // file also replaces the directory entry at its path ($11).
+  const std::string key = e.directory ? MarkerKey(*e.path) : *e.path;
+  XET_ASSIGN_OR_RETURN(
+      PgResult old,
+      conn_.Exec("WITH old AS (SELECT file_hash, size FROM bucket_entries WHERE "
+                 "bucket_id = $1 AND path = $2 AND kind = 0), "
+                 "marker AS (DELETE FROM bucket_entries WHERE $11 AND bucket_id = $1 AND "
+                 "path = $12 AND kind = 1), "
+                 "lost AS (INSERT INTO pg_temp.batch_lost(file_hash) SELECT file_hash FROM old "
+                 "WHERE file_hash <> $3 ON CONFLICT DO NOTHING), "
+                 "put AS (INSERT INTO bucket_entries(bucket_id, path, file_hash, size, mtime_ms, "
+                 "uploaded_at_ms, content_type, sha256, kind, posix) "
+                 "VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) "
+                 "ON CONFLICT(bucket_id, path) DO UPDATE SET file_hash = excluded.file_hash, "
+                 "size = excluded.size, mtime_ms = excluded.mtime_ms, "
+                 "uploaded_at_ms = excluded.uploaded_at_ms, "
+                 "content_type = excluded.content_type, sha256 = excluded.sha256, "
+                 "kind = excluded.kind, posix = excluded.posix) "
+                 "SELECT size FROM old",
+                 PgParams()
+                     .Int(bucket_id_)
+                     .Bytes(key)
+                     .Hash(e.file_hash)
+                     .Int(e.size)
+                     .Int(e.mtime_ms)
+                     .Int(now_ms_)
+                     .Bytes(e.content_type)
+                     .OptHash(e.sha256)
+                     .Int(e.directory ? kPgDirectoryKind : kPgFileKind)
+                     .OptBytes(PosixBytes(*e.posix))
+                     .Bool(!e.directory)
+                     .Bytes(MarkerKey(*e.path))));
+  if (old.rows() > 0) {
+    delta_files_ -= 1;
+    delta_size_ -= old.Int(0, 0);
+  }
+  if (!e.directory) {
+    delta_files_ += 1;
+    delta_size_ += e.size;
+  }
+  changed_ = true;
+  return Status::Ok();
+}
+
+Result<BucketOpResult> PgBatchApplier::AddFile(const BucketOp& op) {
+  NewEntry e{&op.path, op.file_hash, 0, std::nullopt, op.mtime_ms, op.content_type, &op.posix};
+  if (op.posix && op.posix->IsContentless()) {
+    if (!op.file_hash.IsZero()) {
+      return BucketOpFailed(
+          "a symbolic link's or special file's xetHash must be the empty file's (64 zeros)");
+    }
+    XET_RETURN_IF_ERROR(PutEntry(e));
+    return BucketOpDone(1);
+  }
+  if (op.posix && !op.posix->IsRegular()) {
+    return BucketOpFailed(
+        "addFile: posix mode must be a regular file, a symbolic link or a special file");
+  }
+  {
+    // An invisible file answers exactly like an unknown one (its existence is not disclosed).
+    XET_ASSIGN_OR_RETURN(
+        PgResult r,
+        conn_.Exec("SELECT f.size, f.sha256 FROM files f WHERE f.hash = $1 AND EXISTS("
+                   "SELECT 1 FROM file_scopes s WHERE s.file_hash = $1 AND s.scope = $2)",
+                   PgParams().Hash(op.file_hash).Text(scope_)));
+    if (r.rows() == 0) {
+      return BucketOpFailed("file " + op.file_hash.ToHex() + " not found (upload its shard first)");
+    }
+    e.size = r.Int(0, 0);
+    if (!r.IsNull(0, 1)) {
+      XET_ASSIGN_OR_RETURN(e.sha256, r.HashAt(0, 1, "file sha256"));
+    }
+  }
+  XET_RETURN_IF_ERROR(PutEntry(e));
+  return BucketOpDone(1);
+}
+
+Result<BucketOpResult> PgBatchApplier::DeleteFile(const BucketOp& op) {
+  // The file entry at the path and the directory entry of the path (at most one exists); a
+  // removed file entry's file may have lost its last entry here.
+  XET_ASSIGN_OR_RETURN(
+      PgResult r,
+      conn_.Exec("WITH del AS (DELETE FROM bucket_entries WHERE bucket_id = $1 AND "
+                 "path IN ($2, $3) RETURNING file_hash, size, kind), "
+                 "lost AS (INSERT INTO pg_temp.batch_lost(file_hash) SELECT file_hash FROM del "
+                 "WHERE kind = 0 ON CONFLICT DO NOTHING) SELECT size, kind FROM del",
+                 PgParams().Int(bucket_id_).Bytes(op.path).Bytes(MarkerKey(op.path))));
+  for (int row = 0; row < r.rows(); ++row) {
+    changed_ = true;
+    if (r.Int(row, 1) != kPgFileKind) continue;
+    delta_files_ -= 1;
+    delta_size_ -= r.Int(row, 0);
+  }
+  return BucketOpDone(static_cast<uint64_t>(r.rows()));  // 0: already absent
+}
+
+Result<BucketOpResult> PgBatchApplier::CopyFile(const BucketOp& op) {
+  XET_ASSIGN_OR_RETURN(std::optional<int64_t> source_id, SourceBucketId(op.source_bucket));
+  if (!source_id) return BucketOpFailed("source bucket " + op.source_bucket + " not found");
+  NewEntry e{&op.path, op.file_hash, 0, std::nullopt, op.mtime_ms, op.content_type, &op.posix};
+  std::string source_content_type;
+  {
+    XET_ASSIGN_OR_RETURN(
+        PgResult r, conn_.Exec("SELECT size, sha256, mtime_ms, content_type FROM bucket_entries "
+                               "WHERE bucket_id = $1 AND file_hash = $2 AND kind = 0 LIMIT 1",
+                               PgParams().Int(*source_id).Hash(op.file_hash)));
+    if (r.rows() == 0) {
+      return BucketOpFailed("file " + op.file_hash.ToHex() + " not found in bucket " +
+                            (op.source_bucket.empty() ? scope_ : op.source_bucket));
+    }
+    e.size = r.Int(0, 0);
+    if (!r.IsNull(0, 1)) {
+      XET_ASSIGN_OR_RETURN(e.sha256, r.HashAt(0, 1, "entry sha256"));
+    }
+    if (e.mtime_ms == 0) e.mtime_ms = r.Int(0, 2);
+    if (e.content_type.empty()) {
+      source_content_type = std::string(r.Text(0, 3));
+      e.content_type = source_content_type;
+    }
+  }
+  XET_RETURN_IF_ERROR(PutEntry(e));
+  // A symbolic link's empty file may be unregistered: nothing to make visible then.
+  XET_RETURN_IF_ERROR(conn_
+                          .Exec("INSERT INTO file_scopes(file_hash, scope) SELECT $1, $2 "
+                                "WHERE EXISTS(SELECT 1 FROM files WHERE hash = $1) "
+                                "ON CONFLICT DO NOTHING",
+                                PgParams().Hash(op.file_hash).Text(scope_))
+                          .status());
+  return BucketOpDone(1);
+}
+
+Result<int64_t> PgBatchApplier::StagePrefix(int64_t source_id, const std::string& from,
+                                            const std::string& to) {
+  XET_ASSIGN_OR_RETURN(
+      PgResult r,
+      conn_.Exec("INSERT INTO pg_temp.batch_moved(path, file_hash, size, mtime_ms, "
+                 "uploaded_at_ms, content_type, sha256, kind, posix) "
+                 "SELECT $5 || substring(path from $6::int), file_hash, size, mtime_ms, $7, "
+                 "content_type, sha256, kind, posix FROM bucket_entries "
+                 "WHERE bucket_id = $1 AND (path = $2 OR (path >= $3 AND path < $4))",
+                 PgParams()
+                     .Int(source_id)
+                     .Bytes(from)
+                     .Bytes(DirLower(from))
+                     .Bytes(DirUpper(from))
+                     .Bytes(to)
+                     .Int(static_cast<int64_t>(from.size()) + 1)
+                     .Int(now_ms_)));
+  return r.Affected();
+}
+
+Status PgBatchApplier::DeletePrefix(const std::string& from) {
+  return conn_
+      .Exec(
+          "DELETE FROM bucket_entries WHERE bucket_id = $1 AND "
+          "(path = $2 OR (path >= $3 AND path < $4))",
+          PgParams().Int(bucket_id_).Bytes(from).Bytes(DirLower(from)).Bytes(DirUpper(from)))
+      .status();
+}
+
+Status PgBatchApplier::WriteStaged(bool replace_sources) {
+  {
+    XET_ASSIGN_OR_RETURN(
+        PgResult r,
+        conn_.Exec("SELECT count(*), coalesce(sum(e.size), 0)::bigint FROM pg_temp.batch_moved m "
+                   "JOIN bucket_entries e ON e.bucket_id = $1 AND e.path = m.path "
+                   "WHERE e.kind = 0",
+                   PgParams().Int(bucket_id_)));
+    delta_files_ -= r.Int(0, 0);
+    delta_size_ -= r.Int(0, 1);
+  }
+  XET_RETURN_IF_ERROR(
+      conn_
+          .Exec("INSERT INTO pg_temp.batch_lost(file_hash) SELECT e.file_hash "
+                "FROM pg_temp.batch_moved m JOIN bucket_entries e "
+                "ON e.bucket_id = $1 AND e.path = m.path "
+                "WHERE e.kind = 0 AND e.file_hash <> m.file_hash ON CONFLICT DO NOTHING",
+                PgParams().Int(bucket_id_))
+          .status());
+  if (!replace_sources) {
+    XET_ASSIGN_OR_RETURN(PgResult r, conn_.Exec("SELECT count(*), coalesce(sum(size), 0)::bigint "
+                                                "FROM pg_temp.batch_moved WHERE kind = 0"));
+    delta_files_ += r.Int(0, 0);
+    delta_size_ += r.Int(0, 1);
+  }
+  // Staged files replace the directory entries at their paths.
+  XET_RETURN_IF_ERROR(
+      conn_
+          .Exec("DELETE FROM bucket_entries WHERE bucket_id = $1 AND kind = 1 AND path IN ("
+                "SELECT path || '\\x2f'::bytea FROM pg_temp.batch_moved WHERE kind = 0)",
+                PgParams().Int(bucket_id_))
+          .status());
+  XET_RETURN_IF_ERROR(
+      conn_
+          .Exec("INSERT INTO bucket_entries(bucket_id, path, file_hash, size, mtime_ms, "
+                "uploaded_at_ms, content_type, sha256, kind, posix) SELECT $1, path, "
+                "file_hash, size, mtime_ms, uploaded_at_ms, content_type, sha256, kind, posix "
+                "FROM pg_temp.batch_moved ORDER BY path "
+                "ON CONFLICT(bucket_id, path) DO UPDATE SET file_hash = excluded.file_hash, "
+                "size = excluded.size, mtime_ms = excluded.mtime_ms, "
+                "uploaded_at_ms = excluded.uploaded_at_ms, "
+                "content_type = excluded.content_type, sha256 = excluded.sha256, "
+                "kind = excluded.kind, posix = excluded.posix",
+                PgParams().Int(bucket_id_))
+          .status());
+  changed_ = true;
+  return Status::Ok();
+}
+
+Result<BucketOpResult> PgBatchApplier::CopyOrMovePrefix(const BucketOp& op, bool move) {
+  const char* verb = move ? "move" : "copy";
+  if (op.from.empty() || op.to.empty()) {
+    return BucketOpFailed(std::string(verb) + ": source and target paths must not be empty");
+  }
+  XET_ASSIGN_OR_RETURN(std::optional<int64_t> source_id,
+                       SourceBucketId(move ? std::string() : op.source_bucket));
+  if (!source_id) return BucketOpFailed("source bucket " + op.source_bucket + " not found");
+  const bool same_bucket = *source_id == bucket_id_;
+  if (move && op.to.starts_with(DirLower(op.from))) {
+    return BucketOpFailed("cannot move " + op.from + " into itself (" + op.to + ")");
+  }
+  if (op.no_replace) {
+    XET_ASSIGN_OR_RETURN(const bool taken, AnythingAt(op.to, /*include_exact=*/true));
+    if (taken) return BucketOpFailed(op.to + " exists");
+  }
+  XET_ASSIGN_OR_RETURN(const int64_t matched, StagePrefix(*source_id, op.from, op.to));
+  if (matched == 0) return BucketOpFailed("nothing at " + op.from);
+  if (same_bucket && op.from == op.to) {  // every entry maps onto itself
+    XET_RETURN_IF_ERROR(ClearStaged());
+    return BucketOpDone(0);
+  }
+  if (move) XET_RETURN_IF_ERROR(DeletePrefix(op.from));
+  XET_RETURN_IF_ERROR(WriteStaged(/*replace_sources=*/move));
+  if (!same_bucket) {
+    XET_RETURN_IF_ERROR(
+        conn_
+            .Exec("INSERT INTO file_scopes(file_hash, scope) "
+                  "SELECT DISTINCT m.file_hash, $1::text FROM pg_temp.batch_moved m "
+                  "WHERE m.kind = 0 AND EXISTS(SELECT 1 FROM files f WHERE f.hash = m.file_hash) "
+                  "ON CONFLICT DO NOTHING",
+                  PgParams().Text(scope_))
+            .status());
+  }
+  XET_RETURN_IF_ERROR(ClearStaged());
+  return BucketOpDone(static_cast<uint64_t>(matched));
+}
+
+Result<std::optional<int64_t>> PgBatchApplier::KindAt(const std::string& key) {
+  XET_ASSIGN_OR_RETURN(
+      PgResult r, conn_.Exec("SELECT kind FROM bucket_entries WHERE bucket_id = $1 AND path = $2",
+                             PgParams().Int(bucket_id_).Bytes(key)));
+  if (r.rows() == 0) return std::optional<int64_t>();
+  return std::optional<int64_t>(r.Int(0, 0));
+}
+
+Result<bool> PgBatchApplier::AnythingAt(const std::string& path, bool include_exact) {
+  XET_ASSIGN_OR_RETURN(PgResult r,
+                       conn_.Exec("SELECT 1 FROM bucket_entries WHERE bucket_id = $1 AND "
+                                  "(($4 AND path = $2) OR (path >= $3 AND path < $5)) LIMIT 1",
+                                  PgParams()
+                                      .Int(bucket_id_)
+                                      .Bytes(path)
+                                      .Bytes(DirLower(path))
+                                      .Bool(include_exact)
+                                      .Bytes(DirUpper(path))));
+  return r.rows() > 0;
+}
+
+Result<BucketOpResult> PgBatchApplier::AddDirectory(const BucketOp& op) {
+  if (op.posix && !op.posix->IsDirectory()) {
+    return BucketOpFailed("addDirectory: posix mode must be a directory's (0040000)");
+  }
+  XET_ASSIGN_OR_RETURN(const std::optional<int64_t> at, KindAt(op.path));
+  if (at) return BucketOpFailed("a file exists at " + op.path);
+  NewEntry e{&op.path, Hash(), 0, std::nullopt, op.mtime_ms, std::string_view(), &op.posix, true};
+  XET_RETURN_IF_ERROR(PutEntry(e));
+  return BucketOpDone(1);
+}
+
+Result<BucketOpResult> PgBatchApplier::SetMetadata(const BucketOp& op) {
+  if (!op.posix) return BucketOpFailed("setMetadata needs \"posix\"");
+  const PosixMetadata& posix = *op.posix;
+  std::string key;  // the entry to update
+  {
+    XET_ASSIGN_OR_RETURN(
+        PgResult r,
+        conn_.Exec("SELECT path, file_hash, kind FROM bucket_entries WHERE bucket_id = $1 AND "
+                   "path IN ($2, $3) ORDER BY path LIMIT 1",
+                   PgParams().Int(bucket_id_).Bytes(op.path).Bytes(MarkerKey(op.path))));
+    if (r.rows() > 0) {
+      key = std::string(r.Text(0, 0));
+      if (r.Int(0, 2) == kPgFileKind) {
+        XET_ASSIGN_OR_RETURN(Hash hash, r.HashAt(0, 1, "entry file hash"));
+        if (posix.IsDirectory()) return BucketOpFailed(op.path + " is a file, not a directory");
+        if (posix.IsContentless() && !hash.IsZero()) {
+          return BucketOpFailed(op.path +
+                                " has content; a symbolic link or special file is the empty file");
+        }
+      } else if (!posix.IsDirectory()) {
+        return BucketOpFailed(op.path + " is a directory; its posix mode must be a directory's");
+      }
+    }
+  }
+  if (key.empty()) {  // an implied directory gets an explicit entry
+    XET_ASSIGN_OR_RETURN(const bool implied, AnythingAt(op.path, /*include_exact=*/false));
+    if (!implied) return BucketOpFailed("nothing at " + op.path);
+    if (!posix.IsDirectory()) {
+      return BucketOpFailed(op.path + " is a directory; its posix mode must be a directory's");
+    }
+    NewEntry e{&op.path, Hash(), 0, std::nullopt, op.mtime_ms, std::string_view(), &op.posix, true};
+    XET_RETURN_IF_ERROR(PutEntry(e));
+    return BucketOpDone(1);
+  }
+  XET_RETURN_IF_ERROR(
+      conn_
+          .Exec(
+              "UPDATE bucket_entries SET posix = $3, mtime_ms = "
+              "CASE WHEN $4 = 0 THEN mtime_ms ELSE $4 END "
+              "WHERE bucket_id = $1 AND path = $2",
+              PgParams().Int(bucket_id_).Bytes(key).OptBytes(PosixBytes(op.posix)).Int(op.mtime_ms))
+          .status());
+  changed_ = true;
+  return BucketOpDone(1);
+}
+
+Status PgBatchApplier::Finish() {
+  XET_RETURN_IF_ERROR(conn_
+                          .Exec("DELETE FROM file_scopes WHERE scope = $2 AND file_hash IN ("
+                                "SELECT l.file_hash FROM pg_temp.batch_lost l WHERE NOT EXISTS("
+                                "SELECT 1 FROM bucket_entries e WHERE e.bucket_id = $1 "
+                                "AND e.file_hash = l.file_hash AND e.kind = 0))",
+                                PgParams().Int(bucket_id_).Text(scope_))
+                          .status());
+  XET_RETURN_IF_ERROR(conn_.Exec("DELETE FROM pg_temp.batch_lost").status());
+  if (!changed_) return Status::Ok();
+  return conn_
+      .Exec(
+          "UPDATE buckets SET total_files = total_files + $2, "
+          "total_size = total_size + $3, updated_at_ms = $4, "
+          "generation = generation + 1 WHERE id = $1",
+          PgParams().Int(bucket_id_).Int(delta_files_).Int(delta_size_).Int(now_ms_))
+      .status();
+}
+
+// ---------------------------------------------------------------------------------------
+// Listings (the walk of SqliteIndex's TreeScan, reading bounded pages of rows).
+
+class PgTreeScan {
+ public:
+  PgTreeScan(PgConnection& conn, int64_t bucket_id, std::string dir, bool recursive)
+      : conn_(conn), bucket_id_(bucket_id), dir_(std::move(dir)), recursive_(recursive) {
+    lower_ = dir_;
+    if (!dir_.empty()) upper_ = dir_.substr(0, dir_.size() - 1) + "0";
+  }
+
+  Status ResumeAfter(const TreeCursor& cursor);
+  Result<BucketTreePage> ReadPage(size_t limit);
+
+ private:
+  PgConnection& conn_;
+  const int64_t bucket_id_;
+  const std::string dir_;
+  const bool recursive_;
+  std::string lower_;
+  bool lower_inclusive_ = true;
+  std::optional<std::string> upper_;
+};
+
+Status PgTreeScan::ResumeAfter(const TreeCursor& cursor) {
+  const Status bad = Status::InvalidArgument("listing cursor does not belong to this listing");
+  if (!cursor.path.starts_with(dir_) || cursor.path.size() <= dir_.size()) return bad;
+  if (cursor.after_directory && recursive_) return bad;
+  if (!recursive_ && cursor.path.find('/', dir_.size()) != std::string::npos) return bad;
+  if (cursor.after_directory) {
+    lower_ = DirUpper(cursor.path);
+    lower_inclusive_ = true;
+  } else {
+    lower_ = cursor.path;
+    lower_inclusive_ = false;
+  }
+  return Status::Ok();
+}
+
+Result<BucketTreePage> PgTreeScan::ReadPage(size_t limit) {
+  BucketTreePage page;
+  page.items.reserve(std::min<size_t>(limit, 4096));
+  auto cursor_after_last = [&] {
+    const BucketTreeItem& last = page.items.back();
+    if (recursive_ && last.is_directory) return EncodeTreeCursor({false, MarkerKey(last.path)});
+    return EncodeTreeCursor({last.is_directory, last.path});
+  };
+  size_t posix_bytes = 0;
+  // Every row read becomes an item, except the listed directory's own entry and an exclusive
+  // lower bound's row: a page needs at most limit + 3 rows (the last one only proves that
+  // more follow).
+  const int64_t rows_per_read = static_cast<int64_t>(std::min<size_t>(limit, size_t{1} << 20)) + 3;
+  while (true) {
+    // From lower_ inclusive (an exclusive bound skips its row below), so the bounds are
+    // plain index range conditions.
+    PgParams params;
+    params.Int(bucket_id_).Bytes(lower_).Int(rows_per_read);
+    if (upper_) params.Bytes(*upper_);
+    XET_ASSIGN_OR_RETURN(
+        PgResult r, conn_.Exec(upper_ ? "SELECT " XET_PG_ENTRY_COLUMNS
+                                        " FROM bucket_entries WHERE bucket_id = $1 AND path >= $2 "
+                                        "AND path < $4 ORDER BY path LIMIT $3"
+                                      : "SELECT " XET_PG_ENTRY_COLUMNS
+                                        " FROM bucket_entries WHERE bucket_id = $1 AND path >= $2 "
+                                        "ORDER BY path LIMIT $3",
+                               params));
+    bool seek = false;
+    int row = 0;
+    for (; row < r.rows() && !seek; ++row) {
+      const std::string_view path = r.Text(row, 0);
+      if (path.size() == dir_.size()) continue;  // the listed directory's own entry
+      if (!lower_inclusive_ && path == lower_) continue;
+      if (page.items.size() == limit || posix_bytes >= kMaxListingPosixBytes) {
+        page.next_cursor = cursor_after_last();
+        return page;
+      }
+      const bool marker = r.Int(row, 7) == kPgDirectoryKind;
+      const size_t slash = recursive_ ? std::string_view::npos : path.find('/', dir_.size());
+      BucketTreeItem item;
+      if (slash == std::string_view::npos) {
+        posix_bytes += r.IsNull(row, 8) ? 0 : r.Text(row, 8).size();
+        XET_ASSIGN_OR_RETURN(item.entry, ReadEntryRow(r, row));
+        item.is_directory = marker;
+        item.path = item.entry.path;
+      } else {
+        if (marker && slash + 1 == path.size()) {
+          posix_bytes += r.IsNull(row, 8) ? 0 : r.Text(row, 8).size();
+          XET_ASSIGN_OR_RETURN(item.entry, ReadEntryRow(r, row));
+        }
+        item.is_directory = true;
+        item.path = std::string(path.substr(0, slash));
+        lower_ = DirUpper(item.path);
+        lower_inclusive_ = true;
+        seek = true;
+      }
+      page.items.push_back(std::move(item));
+    }
+    if (seek) continue;
+    if (r.rows() < rows_per_read) return page;      // the end of the range
+    lower_ = std::string(r.Text(r.rows() - 1, 0));  // read on after the last row
+    lower_inclusive_ = false;
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+// PostgresIndex methods.
+
+Result<BucketRecord> PostgresIndex::CreateBucket(const std::string& ns, const std::string& name,
+                                                 bool is_private, int64_t now_ms) {
+  Status st =
+      pool_->RunTransaction(PgIsolation::kReadCommitted, false, [&](PgConnection& conn) -> Status {
+        XET_ASSIGN_OR_RETURN(
+            PgResult r,
+            conn.Exec("INSERT INTO buckets(ns, name, private, created_at_ms, updated_at_ms) "
+                      "VALUES($1, $2, $3, $4, $4) ON CONFLICT(ns, name) DO NOTHING",
+                      PgParams().Text(ns).Text(name).Bool(is_private).Int(now_ms)));
+        if (r.Affected() == 0) {
+          return Status::AlreadyExists("bucket " + BucketFullName(ns, name) + " already exists");
+        }
+        return Status::Ok();
+      });
+  XET_RETURN_IF_ERROR(st);
+  BucketRecord b;
+  b.ns = ns;
+  b.name = name;
+  b.is_private = is_private;
+  b.created_at_ms = now_ms;
+  b.updated_at_ms = now_ms;
+  return b;
+}
+
+Result<std::optional<BucketRecord>> PostgresIndex::GetBucket(const std::string& ns,
+                                                             const std::string& name) {
+  XET_ASSIGN_OR_RETURN(PgResult r, pool_->ExecOnce("SELECT " XET_PG_BUCKET_COLUMNS
+                                                   " FROM buckets WHERE ns = $1 AND name = $2",
+                                                   PgParams().Text(ns).Text(name)));
+  if (r.rows() == 0) return std::optional<BucketRecord>();
+  XET_ASSIGN_OR_RETURN(BucketRecord b, ReadBucketRow(r, 0));
+  return std::optional<BucketRecord>(std::move(b));
+}
+
+Result<std::vector<BucketRecord>> PostgresIndex::ListBuckets(const std::string& ns,
+                                                             const std::string& search,
+                                                             const std::string& after,
+                                                             size_t limit) {
+  std::vector<BucketRecord> out;
+  if (limit == 0) return out;
+  std::string after_ns, after_name;
+  if (auto split = SplitBucketFullName(after)) {
+    after_ns = std::string(split->first);
+    after_name = std::string(split->second);
+  } else if (!after.empty()) {
+    after_ns = after;
+    after_name = "\x7f";
+  }
+  XET_ASSIGN_OR_RETURN(
+      PgResult r,
+      pool_->ExecOnce(
+          "SELECT " XET_PG_BUCKET_COLUMNS " FROM buckets WHERE ($1 = '' OR ns = $1) AND "
+          "($2 = '' OR strpos(lower(name), lower($2 COLLATE \"C\")) > 0) AND "
+          "(ns, name) > ($3 COLLATE \"C\", $4 COLLATE \"C\") "
+          "ORDER BY ns, name LIMIT $5",
+          PgParams()
+              .Text(ns)
+              .Text(search)
+              .Text(after_ns)
+              .Text(after_name)
+              .Int(limit > static_cast<size_t>(INT64_MAX) ? INT64_MAX
+                                                          : static_cast<int64_t>(limit))));
+  for (int row = 0; row < r.rows(); ++row) {
+    XET_ASSIGN_OR_RETURN(BucketRecord b, ReadBucketRow(r, row));
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+Status PostgresIndex::DeleteBucket(const std::string& ns, const std::string& name) {
+  const Scope scope = BucketFullName(ns, name);
+  return pool_->RunTransaction(
+      PgIsolation::kReadCommitted, false, [&](PgConnection& conn) -> Status {
+        XET_ASSIGN_OR_RETURN(const int64_t id, RequireBucketRow(conn, ns, name, /*lock=*/true));
+        XET_RETURN_IF_ERROR(
+            conn.Exec("DELETE FROM bucket_entries WHERE bucket_id = $1", PgParams().Int(id))
+                .status());
+        XET_RETURN_IF_ERROR(
+            conn.Exec("DELETE FROM file_scopes WHERE scope = $1", PgParams().Text(scope)).status());
+        XET_RETURN_IF_ERROR(
+            conn.Exec("DELETE FROM xorb_scopes WHERE scope = $1", PgParams().Text(scope)).status());
+        return conn.Exec("DELETE FROM buckets WHERE id = $1", PgParams().Int(id)).status();
+      });
+}
+
+Status PostgresIndex::MoveBucket(const std::string& from_ns, const std::string& from_name,
+                                 const std::string& to_ns, const std::string& to_name,
+                                 int64_t now_ms) {
+  const Scope from = BucketFullName(from_ns, from_name);
+  const Scope to = BucketFullName(to_ns, to_name);
+  Status st =
+      pool_->RunTransaction(PgIsolation::kReadCommitted, false, [&](PgConnection& conn) -> Status {
+        XET_ASSIGN_OR_RETURN(const int64_t id,
+                             RequireBucketRow(conn, from_ns, from_name, /*lock=*/true));
+        XET_ASSIGN_OR_RETURN(std::optional<int64_t> taken,
+                             FindBucketRow(conn, to_ns, to_name, /*lock=*/false));
+        if (taken) return Status::AlreadyExists("bucket " + to + " already exists");
+        XET_RETURN_IF_ERROR(conn.Exec("UPDATE buckets SET ns = $2, name = $3, updated_at_ms = $4, "
+                                      "generation = generation + 1 WHERE id = $1",
+                                      PgParams().Int(id).Text(to_ns).Text(to_name).Int(now_ms))
+                                .status());
+        XET_RETURN_IF_ERROR(RenameScopeRows(conn, "file_scopes", "file_hash", from, to));
+        XET_RETURN_IF_ERROR(RenameScopeRows(conn, "xorb_scopes", "xorb_hash", from, to));
+        return conn
+            .Exec("UPDATE shards SET scope = $2 WHERE scope = $1", PgParams().Text(from).Text(to))
+            .status();
+      });
+  if (st.code() == Status::Code::kAlreadyExists) {
+    return Status::AlreadyExists("bucket " + to + " already exists");
+  }
+  return st;
+}
+
+Result<BucketBatchResult> PostgresIndex::ApplyBucketBatch(const std::string& ns,
+                                                          const std::string& name,
+                                                          const std::vector<BucketOp>& ops,
+                                                          int64_t now_ms) {
+  BucketBatchResult result;
+  Status st =
+      pool_->RunTransaction(PgIsolation::kReadCommitted, false, [&](PgConnection& conn) -> Status {
+        result = BucketBatchResult{};  // a retried attempt starts from scratch
+        result.ops.reserve(ops.size());
+        // The row lock first: every batch of this bucket holds it until it commits, so each
+        // statement after it (READ COMMITTED) sees every earlier batch and none of a later one.
+        XET_ASSIGN_OR_RETURN(const int64_t id, RequireBucketRow(conn, ns, name, /*lock=*/true));
+        PgBatchApplier applier(conn, id, BucketFullName(ns, name), now_ms);
+        XET_RETURN_IF_ERROR(applier.Begin());
+        for (const BucketOp& op : ops) {
+          XET_ASSIGN_OR_RETURN(BucketOpResult r, applier.Apply(op));
+          if (r.ok) result.succeeded++;
+          result.ops.push_back(std::move(r));
+        }
+        return applier.Finish();
+      });
+  XET_RETURN_IF_ERROR(st);
+  return result;
+}
+
+Result<std::optional<BucketEntry>> PostgresIndex::GetBucketEntry(const std::string& ns,
+                                                                 const std::string& name,
+                                                                 const std::string& path) {
+  std::optional<BucketEntry> out;
+  Status st =
+      pool_->RunTransaction(PgIsolation::kRepeatableRead, true, [&](PgConnection& conn) -> Status {
+        XET_ASSIGN_OR_RETURN(const int64_t id, RequireBucketRow(conn, ns, name, false));
+        XET_ASSIGN_OR_RETURN(out, FindEntryRow(conn, id, path, /*directories=*/true));
+        return Status::Ok();
+      });
+  XET_RETURN_IF_ERROR(st);
+  return out;
+}
+
+Result<std::vector<BucketEntry>> PostgresIndex::GetBucketEntries(
+    const std::string& ns, const std::string& name, std::span<const std::string> paths) {
+  std::vector<BucketEntry> out;
+  Status st =
+      pool_->RunTransaction(PgIsolation::kRepeatableRead, true, [&](PgConnection& conn) -> Status {
+        out.clear();
+        out.reserve(paths.size());
+        XET_ASSIGN_OR_RETURN(const int64_t id, RequireBucketRow(conn, ns, name, false));
+        if (paths.empty()) return Status::Ok();
+        // FindEntryRow for every path at once, in the order given.
+        XET_ASSIGN_OR_RETURN(
+            PgResult r,
+            conn.Exec("SELECT e.* FROM unnest($2::bytea[]) WITH ORDINALITY AS p(want, i) "
+                      "CROSS JOIN LATERAL (SELECT " XET_PG_ENTRY_COLUMNS
+                      " FROM bucket_entries WHERE bucket_id = $1 AND "
+                      "path IN (p.want, p.want || '\\x2f'::bytea) ORDER BY path LIMIT 1) e "
+                      "ORDER BY p.i",
+                      PgParams().Int(id).BytesArray(paths)));
+        for (int row = 0; row < r.rows(); ++row) {
+          XET_ASSIGN_OR_RETURN(BucketEntry e, ReadEntryRow(r, row));
+          out.push_back(std::move(e));
+        }
+        return Status::Ok();
+      });
+  XET_RETURN_IF_ERROR(st);
+  return out;
+}
+
+Result<BucketTreePage> PostgresIndex::ListBucketTree(const std::string& ns, const std::string& name,
+                                                     const std::string& prefix, bool recursive,
+                                                     const std::string& cursor, size_t limit) {
+  if (limit == 0) return Status::InvalidArgument("listing limit must be at least 1");
+  std::optional<TreeCursor> resume;
+  if (!cursor.empty()) {
+    XET_ASSIGN_OR_RETURN(resume, DecodeTreeCursor(cursor));
+  }
+  BucketTreePage page;
+  Status st =
+      pool_->RunTransaction(PgIsolation::kRepeatableRead, true, [&](PgConnection& conn) -> Status {
+        page = BucketTreePage{};
+        XET_ASSIGN_OR_RETURN(const int64_t id, RequireBucketRow(conn, ns, name, false));
+        if (!prefix.empty()) {
+          XET_ASSIGN_OR_RETURN(std::optional<BucketEntry> file,
+                               FindEntryRow(conn, id, prefix, /*directories=*/false));
+          if (file) {  // a prefix naming a file lists that file alone, on one page
+            if (!resume) page.items.push_back({false, file->path, std::move(*file)});
+            return Status::Ok();
+          }
+        }
+        PgTreeScan scan(conn, id, prefix.empty() ? std::string() : DirLower(prefix), recursive);
+        if (resume) XET_RETURN_IF_ERROR(scan.ResumeAfter(*resume));
+        XET_ASSIGN_OR_RETURN(page, scan.ReadPage(limit));
+        return Status::Ok();
+      });
+  XET_RETURN_IF_ERROR(st);
+  return page;
+}
+
+}  // namespace xet
