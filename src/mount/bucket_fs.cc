@@ -338,7 +338,12 @@ int BucketFs::SetAttr(Ino ino, const SetAttrRequest& req, const FsCaller& caller
     if (err == 0) {
       MarkWritten(ino, *req.size);
       // Through an open file the commit comes with its close; otherwise now.
-      if (!req.fh) commits_->Enqueue(ino);
+      std::shared_ptr<Handle> h = req.fh ? HandleFor(*req.fh) : nullptr;
+      if (h) {
+        h->wrote = true;
+      } else {
+        commits_->Enqueue(ino);
+      }
     }
     Unpin(st);
     if (err != 0) return err;

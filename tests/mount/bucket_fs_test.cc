@@ -197,6 +197,23 @@ TEST_F(BucketFsTest, AnUnlinkedOpenFileStaysReadableAndIsNotCommittedAgain) {
   EXPECT_TRUE(RemoteFiles().empty());
 }
 
+TEST_F(BucketFsTest, ATruncateThroughAnOpenFileIsCommittedAtItsClose) {
+  const Ino ino = WriteFile(kRootIno, "t", "abc");
+  ASSERT_EQ(fs_->SyncAll(), 0);
+  uint64_t fh = 0;
+  bool keep = false;
+  ASSERT_EQ(fs_->Open(ino, O_RDWR, &fh, &keep), 0);  // no O_TRUNC: the handle wrote nothing
+  SetAttrRequest grow;
+  grow.size = 10;
+  grow.fh = fh;  // ftruncate(2)
+  NodeAttr attr;
+  ASSERT_EQ(fs_->SetAttr(ino, grow, caller_, &attr), 0);
+  EXPECT_EQ(fs_->Flush(fh), 0);
+  fs_->Release(fh);
+  fs_.reset();  // an unmount commits what the closes queued
+  EXPECT_EQ(RemoteFiles(), (std::map<std::string, uint64_t>{{"t", 10}}));
+}
+
 TEST_F(BucketFsTest, ConcurrentWritersToManyFilesAllLand) {
   constexpr int kThreads = 4, kFiles = 25;
   std::vector<std::thread> threads;
