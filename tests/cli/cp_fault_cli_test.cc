@@ -70,7 +70,9 @@ TEST_F(CpFaultCliTest, ServerKilledMidUploadThenRestartedUploadCompletes) {
   WriteRandomFile(file, 10, 100);  // 160 MiB: at least three xorbs
   const std::string dst = "hf://buckets/team/data/big.bin";
 
-  testing::BackgroundXetstore cp({"cp", file, dst, "--endpoint", url(), "--token", admin_token()});
+  // One retry: the server stays down, so more would only wait out their backoff.
+  testing::BackgroundXetstore cp(
+      {"cp", file, dst, "--retries", "1", "--endpoint", url(), "--token", admin_token()});
   // Kill the server once the first xorb is stored: the upload is then under way, with more
   // than 90 MiB still to go.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
