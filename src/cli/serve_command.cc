@@ -13,6 +13,7 @@
 #include <optional>
 #include <thread>
 
+#include "cli/config_file.h"
 #include "cli/node_config.h"
 #include "cli/output.h"
 #include "cli/process_resources.h"
@@ -227,9 +228,19 @@ void AddServeCommand(CLI::App& app, int* exit_code) {
       "index and a local object directory under --data-dir. On first start it creates the\n"
       "data directory, a signing secret and an admin token (printed once, saved to\n"
       "<data-dir>/admin-token).");
-  serve->set_config("--config", "", "Read options from a TOML/INI file (key = value)");
+  auto config_file = std::make_shared<std::string>();
+  AddConfigFileOption(serve, config_file.get());
   AddNodeOptions(serve, config.get(), true);
-  serve->callback([config, exit_code] { *exit_code = RunServe(*config); });
+  serve->callback([serve, config, config_file, exit_code] {
+    if (!config_file->empty()) {
+      if (Status st = ApplyConfigFile(serve, *config_file); !st.ok()) {
+        PrintError(st.message(), "fix the file, or give the option as a flag");
+        *exit_code = kExitUsage;
+        return;
+      }
+    }
+    *exit_code = RunServe(*config);
+  });
 }
 
 }  // namespace xet::cli
