@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "protocol/posix_metadata.h"
+#include "store/bucket_batch_applier.h"
 #include "store/bucket_keys.h"
 #include "store/postgres/postgres_index.h"
 
@@ -125,51 +126,38 @@ Status RenameScopeRows(PgConnection& conn, const char* table, const char* hash_c
 }
 
 // ---------------------------------------------------------------------------------------
-// Batches (the structure of SqliteIndex's BatchApplier; see its comments).
+// Batches: the storage steps of store/bucket_batch_applier.h on PostgreSQL.
 
-class PgBatchApplier {
+class PgBatchApplier final : public BucketBatchApplier {
  public:
   PgBatchApplier(PgConnection& conn, int64_t bucket_id, Scope scope, int64_t now_ms)
-      : conn_(conn), bucket_id_(bucket_id), scope_(std::move(scope)), now_ms_(now_ms) {}
+      : BucketBatchApplier(bucket_id, std::move(scope), now_ms), conn_(conn) {}
 
   Status Begin();
-  Result<BucketOpResult> Apply(const BucketOp& op);
   Status Finish();
 
  private:
-  struct NewEntry {
-    const std::string* path;
-    Hash file_hash;
-    int64_t size;
-    std::optional<Hash> sha256;
-    int64_t mtime_ms;
-    std::string_view content_type;
-    const std::optional<PosixMetadata>* posix;
-    bool directory = false;
-  };
-
-  Result<std::optional<int64_t>> SourceBucketId(const std::string& full_name);
-  Result<BucketOpResult> AddFile(const BucketOp& op);
-  Result<BucketOpResult> DeleteFile(const BucketOp& op);
-  Result<BucketOpResult> CopyFile(const BucketOp& op);
-  Result<BucketOpResult> CopyOrMovePrefix(const BucketOp& op, bool move);
-  Result<BucketOpResult> AddDirectory(const BucketOp& op);
-  Result<BucketOpResult> SetMetadata(const BucketOp& op);
-  Result<std::optional<int64_t>> KindAt(const std::string& key);
-  Result<bool> AnythingAt(const std::string& path, bool include_exact);
-  Status PutEntry(const NewEntry& e);
-  Result<int64_t> StagePrefix(int64_t source_id, const std::string& from, const std::string& to);
-  Status DeletePrefix(const std::string& from);
-  Status WriteStaged(bool replace_sources);
-  Status ClearStaged() { return conn_.Exec("DELETE FROM pg_temp.batch_moved").status(); }
+  Result<std::optional<int64_t>> FindBucketId(std::string_view ns, std::string_view name) override {
+    return FindBucketRow(conn_, ns, name, /*lock=*/false);
+  }
+  Result<std::optional<FileFacts>> VisibleFile(const Hash& file) override;
+  Result<std::optional<SourceEntry>> EntryWithFile(int64_t bucket_id, const Hash& file) override;
+  Status PutEntry(const NewEntry& e) override;
+  Result<uint64_t> DeleteEntriesAt(const std::string& path) override;
+  Status MakeVisible(const Hash& file) override;
+  Result<int64_t> StagePrefix(int64_t source_id, const std::string& from,
+                              const std::string& to) override;
+  Status DeletePrefix(const std::string& from) override;
+  Status WriteStaged(bool replace_sources) override;
+  Status MakeStagedVisible() override;
+  Status ClearStaged() override { return conn_.Exec("DELETE FROM pg_temp.batch_moved").status(); }
+  Result<bool> EntryAtKey(const std::string& key) override;
+  Result<bool> AnythingAt(const std::string& path, bool include_exact) override;
+  Result<std::optional<EntryAt>> FindEntryAt(const std::string& path) override;
+  Status UpdateMetadata(const std::string& key, const std::optional<PosixMetadata>& posix,
+                        int64_t mtime_ms) override;
 
   PgConnection& conn_;
-  const int64_t bucket_id_;
-  const Scope scope_;
-  const int64_t now_ms_;
-  int64_t delta_files_ = 0;
-  int64_t delta_size_ = 0;
-  bool changed_ = false;
 };
 
 Status PgBatchApplier::Begin() {
@@ -184,31 +172,107 @@ Status PgBatchApplier::Begin() {
   return ClearStaged();
 }
 
-Result<BucketOpResult> PgBatchApplier::Apply(const BucketOp& op) {
-  switch (op.kind) {
-    case BucketOp::Kind::kAddFile:
-      return AddFile(op);
-    case BucketOp::Kind::kDeleteFile:
-      return DeleteFile(op);
-    case BucketOp::Kind::kCopyFile:
-      return CopyFile(op);
-    case BucketOp::Kind::kCopyPrefix:
-      return CopyOrMovePrefix(op, /*move=*/false);
-    case BucketOp::Kind::kMovePrefix:
-      return CopyOrMovePrefix(op, /*move=*/true);
-    case BucketOp::Kind::kAddDirectory:
-      return AddDirectory(op);
-    case BucketOp::Kind::kSetMetadata:
-      return SetMetadata(op);
+Result<std::optional<BucketBatchApplier::FileFacts>> PgBatchApplier::VisibleFile(const Hash& file) {
+  XET_ASSIGN_OR_RETURN(
+      PgResult r, conn_.Exec("SELECT f.size, f.sha256 FROM files f WHERE f.hash = $1 AND EXISTS("
+                             "SELECT 1 FROM file_scopes s WHERE s.file_hash = $1 AND s.scope = $2)",
+                             PgParams().Hash(file).Text(scope_)));
+  if (r.rows() == 0) return std::optional<FileFacts>();
+  FileFacts facts;
+  facts.size = r.Int(0, 0);
+  if (!r.IsNull(0, 1)) {
+    XET_ASSIGN_OR_RETURN(facts.sha256, r.HashAt(0, 1, "file sha256"));
   }
-  return BucketOpFailed("unknown operation");
+  return std::optional<FileFacts>(std::move(facts));
 }
 
-Result<std::optional<int64_t>> PgBatchApplier::SourceBucketId(const std::string& full_name) {
-  if (full_name.empty()) return std::optional<int64_t>(bucket_id_);
-  auto split = SplitBucketFullName(full_name);
-  if (!split) return std::optional<int64_t>();
-  return FindBucketRow(conn_, split->first, split->second, /*lock=*/false);
+Result<std::optional<BucketBatchApplier::SourceEntry>> PgBatchApplier::EntryWithFile(
+    int64_t bucket_id, const Hash& file) {
+  XET_ASSIGN_OR_RETURN(PgResult r,
+                       conn_.Exec("SELECT size, sha256, mtime_ms, content_type FROM bucket_entries "
+                                  "WHERE bucket_id = $1 AND file_hash = $2 AND kind = 0 LIMIT 1",
+                                  PgParams().Int(bucket_id).Hash(file)));
+  if (r.rows() == 0) return std::optional<SourceEntry>();
+  SourceEntry s;
+  s.size = r.Int(0, 0);
+  if (!r.IsNull(0, 1)) {
+    XET_ASSIGN_OR_RETURN(s.sha256, r.HashAt(0, 1, "entry sha256"));
+  }
+  s.mtime_ms = r.Int(0, 2);
+  s.content_type = std::string(r.Text(0, 3));
+  return std::optional<SourceEntry>(std::move(s));
+}
+
+Status PgBatchApplier::MakeVisible(const Hash& file) {
+  return conn_
+      .Exec(
+          "INSERT INTO file_scopes(file_hash, scope) SELECT $1, $2 "
+          "WHERE EXISTS(SELECT 1 FROM files WHERE hash = $1) ON CONFLICT DO NOTHING",
+          PgParams().Hash(file).Text(scope_))
+      .status();
+}
+
+Result<uint64_t> PgBatchApplier::DeleteEntriesAt(const std::string& path) {
+  // The file entry at the path and the directory entry of the path (at most one exists); a
+  // removed file entry's file may have lost its last entry here.
+  XET_ASSIGN_OR_RETURN(
+      PgResult r,
+      conn_.Exec("WITH del AS (DELETE FROM bucket_entries WHERE bucket_id = $1 AND "
+                 "path IN ($2, $3) RETURNING file_hash, size, kind), "
+                 "lost AS (INSERT INTO pg_temp.batch_lost(file_hash) SELECT file_hash FROM del "
+                 "WHERE kind = 0 ON CONFLICT DO NOTHING) SELECT size, kind FROM del",
+                 PgParams().Int(bucket_id_).Bytes(path).Bytes(MarkerKey(path))));
+  for (int row = 0; row < r.rows(); ++row) {
+    changed_ = true;
+    if (r.Int(row, 1) != kPgFileKind) continue;
+    delta_files_ -= 1;
+    delta_size_ -= r.Int(row, 0);
+  }
+  return static_cast<uint64_t>(r.rows());
+}
+
+Status PgBatchApplier::MakeStagedVisible() {
+  return conn_
+      .Exec(
+          "INSERT INTO file_scopes(file_hash, scope) "
+          "SELECT DISTINCT m.file_hash, $1::text FROM pg_temp.batch_moved m "
+          "WHERE m.kind = 0 AND EXISTS(SELECT 1 FROM files f WHERE f.hash = m.file_hash) "
+          "ON CONFLICT DO NOTHING",
+          PgParams().Text(scope_))
+      .status();
+}
+
+Result<bool> PgBatchApplier::EntryAtKey(const std::string& key) {
+  XET_ASSIGN_OR_RETURN(PgResult r,
+                       conn_.Exec("SELECT 1 FROM bucket_entries WHERE bucket_id = $1 AND path = $2",
+                                  PgParams().Int(bucket_id_).Bytes(key)));
+  return r.rows() > 0;
+}
+
+Result<std::optional<BucketBatchApplier::EntryAt>> PgBatchApplier::FindEntryAt(
+    const std::string& path) {
+  XET_ASSIGN_OR_RETURN(
+      PgResult r, conn_.Exec("SELECT path, file_hash, kind FROM bucket_entries WHERE bucket_id = "
+                             "$1 AND path IN ($2, $3) ORDER BY path LIMIT 1",
+                             PgParams().Int(bucket_id_).Bytes(path).Bytes(MarkerKey(path))));
+  if (r.rows() == 0) return std::optional<EntryAt>();
+  EntryAt at;
+  at.key = std::string(r.Text(0, 0));
+  at.is_file = r.Int(0, 2) == kPgFileKind;
+  if (at.is_file) {
+    XET_ASSIGN_OR_RETURN(at.file_hash, r.HashAt(0, 1, "entry file hash"));
+  }
+  return std::optional<EntryAt>(std::move(at));
+}
+
+Status PgBatchApplier::UpdateMetadata(const std::string& key,
+                                      const std::optional<PosixMetadata>& posix, int64_t mtime_ms) {
+  return conn_
+      .Exec(
+          "UPDATE bucket_entries SET posix = $3, mtime_ms = "
+          "CASE WHEN $4 = 0 THEN mtime_ms ELSE $4 END WHERE bucket_id = $1 AND path = $2",
+          PgParams().Int(bucket_id_).Bytes(key).OptBytes(PosixBytes(posix)).Int(mtime_ms))
+      .status();
 }
 
 Status PgBatchApplier::PutEntry(const NewEntry& e) {
@@ -256,93 +320,6 @@ Status PgBatchApplier::PutEntry(const NewEntry& e) {
   }
   changed_ = true;
   return Status::Ok();
-}
-
-Result<BucketOpResult> PgBatchApplier::AddFile(const BucketOp& op) {
-  NewEntry e{&op.path, op.file_hash, 0, std::nullopt, op.mtime_ms, op.content_type, &op.posix};
-  if (op.posix && op.posix->IsContentless()) {
-    if (!op.file_hash.IsZero()) {
-      return BucketOpFailed(
-          "a symbolic link's or special file's xetHash must be the empty file's (64 zeros)");
-    }
-    XET_RETURN_IF_ERROR(PutEntry(e));
-    return BucketOpDone(1);
-  }
-  if (op.posix && !op.posix->IsRegular()) {
-    return BucketOpFailed(
-        "addFile: posix mode must be a regular file, a symbolic link or a special file");
-  }
-  {
-    // An invisible file answers exactly like an unknown one (its existence is not disclosed).
-    XET_ASSIGN_OR_RETURN(
-        PgResult r,
-        conn_.Exec("SELECT f.size, f.sha256 FROM files f WHERE f.hash = $1 AND EXISTS("
-                   "SELECT 1 FROM file_scopes s WHERE s.file_hash = $1 AND s.scope = $2)",
-                   PgParams().Hash(op.file_hash).Text(scope_)));
-    if (r.rows() == 0) {
-      return BucketOpFailed("file " + op.file_hash.ToHex() + " not found (upload its shard first)");
-    }
-    e.size = r.Int(0, 0);
-    if (!r.IsNull(0, 1)) {
-      XET_ASSIGN_OR_RETURN(e.sha256, r.HashAt(0, 1, "file sha256"));
-    }
-  }
-  XET_RETURN_IF_ERROR(PutEntry(e));
-  return BucketOpDone(1);
-}
-
-Result<BucketOpResult> PgBatchApplier::DeleteFile(const BucketOp& op) {
-  // The file entry at the path and the directory entry of the path (at most one exists); a
-  // removed file entry's file may have lost its last entry here.
-  XET_ASSIGN_OR_RETURN(
-      PgResult r,
-      conn_.Exec("WITH del AS (DELETE FROM bucket_entries WHERE bucket_id = $1 AND "
-                 "path IN ($2, $3) RETURNING file_hash, size, kind), "
-                 "lost AS (INSERT INTO pg_temp.batch_lost(file_hash) SELECT file_hash FROM del "
-                 "WHERE kind = 0 ON CONFLICT DO NOTHING) SELECT size, kind FROM del",
-                 PgParams().Int(bucket_id_).Bytes(op.path).Bytes(MarkerKey(op.path))));
-  for (int row = 0; row < r.rows(); ++row) {
-    changed_ = true;
-    if (r.Int(row, 1) != kPgFileKind) continue;
-    delta_files_ -= 1;
-    delta_size_ -= r.Int(row, 0);
-  }
-  return BucketOpDone(static_cast<uint64_t>(r.rows()));  // 0: already absent
-}
-
-Result<BucketOpResult> PgBatchApplier::CopyFile(const BucketOp& op) {
-  XET_ASSIGN_OR_RETURN(std::optional<int64_t> source_id, SourceBucketId(op.source_bucket));
-  if (!source_id) return BucketOpFailed("source bucket " + op.source_bucket + " not found");
-  NewEntry e{&op.path, op.file_hash, 0, std::nullopt, op.mtime_ms, op.content_type, &op.posix};
-  std::string source_content_type;
-  {
-    XET_ASSIGN_OR_RETURN(
-        PgResult r, conn_.Exec("SELECT size, sha256, mtime_ms, content_type FROM bucket_entries "
-                               "WHERE bucket_id = $1 AND file_hash = $2 AND kind = 0 LIMIT 1",
-                               PgParams().Int(*source_id).Hash(op.file_hash)));
-    if (r.rows() == 0) {
-      return BucketOpFailed("file " + op.file_hash.ToHex() + " not found in bucket " +
-                            (op.source_bucket.empty() ? scope_ : op.source_bucket));
-    }
-    e.size = r.Int(0, 0);
-    if (!r.IsNull(0, 1)) {
-      XET_ASSIGN_OR_RETURN(e.sha256, r.HashAt(0, 1, "entry sha256"));
-    }
-    if (e.mtime_ms == 0) e.mtime_ms = r.Int(0, 2);
-    if (e.content_type.empty()) {
-      source_content_type = std::string(r.Text(0, 3));
-      e.content_type = source_content_type;
-    }
-  }
-  XET_RETURN_IF_ERROR(PutEntry(e));
-  // A symbolic link's empty file may be unregistered: nothing to make visible then.
-  XET_RETURN_IF_ERROR(conn_
-                          .Exec("INSERT INTO file_scopes(file_hash, scope) SELECT $1, $2 "
-                                "WHERE EXISTS(SELECT 1 FROM files WHERE hash = $1) "
-                                "ON CONFLICT DO NOTHING",
-                                PgParams().Hash(op.file_hash).Text(scope_))
-                          .status());
-  return BucketOpDone(1);
 }
 
 Result<int64_t> PgBatchApplier::StagePrefix(int64_t source_id, const std::string& from,
@@ -423,52 +400,6 @@ Status PgBatchApplier::WriteStaged(bool replace_sources) {
   return Status::Ok();
 }
 
-Result<BucketOpResult> PgBatchApplier::CopyOrMovePrefix(const BucketOp& op, bool move) {
-  const char* verb = move ? "move" : "copy";
-  if (op.from.empty() || op.to.empty()) {
-    return BucketOpFailed(std::string(verb) + ": source and target paths must not be empty");
-  }
-  XET_ASSIGN_OR_RETURN(std::optional<int64_t> source_id,
-                       SourceBucketId(move ? std::string() : op.source_bucket));
-  if (!source_id) return BucketOpFailed("source bucket " + op.source_bucket + " not found");
-  const bool same_bucket = *source_id == bucket_id_;
-  if (move && op.to.starts_with(DirLower(op.from))) {
-    return BucketOpFailed("cannot move " + op.from + " into itself (" + op.to + ")");
-  }
-  if (op.no_replace) {
-    XET_ASSIGN_OR_RETURN(const bool taken, AnythingAt(op.to, /*include_exact=*/true));
-    if (taken) return BucketOpFailed(op.to + " exists");
-  }
-  XET_ASSIGN_OR_RETURN(const int64_t matched, StagePrefix(*source_id, op.from, op.to));
-  if (matched == 0) return BucketOpFailed("nothing at " + op.from);
-  if (same_bucket && op.from == op.to) {  // every entry maps onto itself
-    XET_RETURN_IF_ERROR(ClearStaged());
-    return BucketOpDone(0);
-  }
-  if (move) XET_RETURN_IF_ERROR(DeletePrefix(op.from));
-  XET_RETURN_IF_ERROR(WriteStaged(/*replace_sources=*/move));
-  if (!same_bucket) {
-    XET_RETURN_IF_ERROR(
-        conn_
-            .Exec("INSERT INTO file_scopes(file_hash, scope) "
-                  "SELECT DISTINCT m.file_hash, $1::text FROM pg_temp.batch_moved m "
-                  "WHERE m.kind = 0 AND EXISTS(SELECT 1 FROM files f WHERE f.hash = m.file_hash) "
-                  "ON CONFLICT DO NOTHING",
-                  PgParams().Text(scope_))
-            .status());
-  }
-  XET_RETURN_IF_ERROR(ClearStaged());
-  return BucketOpDone(static_cast<uint64_t>(matched));
-}
-
-Result<std::optional<int64_t>> PgBatchApplier::KindAt(const std::string& key) {
-  XET_ASSIGN_OR_RETURN(
-      PgResult r, conn_.Exec("SELECT kind FROM bucket_entries WHERE bucket_id = $1 AND path = $2",
-                             PgParams().Int(bucket_id_).Bytes(key)));
-  if (r.rows() == 0) return std::optional<int64_t>();
-  return std::optional<int64_t>(r.Int(0, 0));
-}
-
 Result<bool> PgBatchApplier::AnythingAt(const std::string& path, bool include_exact) {
   XET_ASSIGN_OR_RETURN(PgResult r,
                        conn_.Exec("SELECT 1 FROM bucket_entries WHERE bucket_id = $1 AND "
@@ -480,63 +411,6 @@ Result<bool> PgBatchApplier::AnythingAt(const std::string& path, bool include_ex
                                       .Bool(include_exact)
                                       .Bytes(DirUpper(path))));
   return r.rows() > 0;
-}
-
-Result<BucketOpResult> PgBatchApplier::AddDirectory(const BucketOp& op) {
-  if (op.posix && !op.posix->IsDirectory()) {
-    return BucketOpFailed("addDirectory: posix mode must be a directory's (0040000)");
-  }
-  XET_ASSIGN_OR_RETURN(const std::optional<int64_t> at, KindAt(op.path));
-  if (at) return BucketOpFailed("a file exists at " + op.path);
-  NewEntry e{&op.path, Hash(), 0, std::nullopt, op.mtime_ms, std::string_view(), &op.posix, true};
-  XET_RETURN_IF_ERROR(PutEntry(e));
-  return BucketOpDone(1);
-}
-
-Result<BucketOpResult> PgBatchApplier::SetMetadata(const BucketOp& op) {
-  if (!op.posix) return BucketOpFailed("setMetadata needs \"posix\"");
-  const PosixMetadata& posix = *op.posix;
-  std::string key;  // the entry to update
-  {
-    XET_ASSIGN_OR_RETURN(
-        PgResult r,
-        conn_.Exec("SELECT path, file_hash, kind FROM bucket_entries WHERE bucket_id = $1 AND "
-                   "path IN ($2, $3) ORDER BY path LIMIT 1",
-                   PgParams().Int(bucket_id_).Bytes(op.path).Bytes(MarkerKey(op.path))));
-    if (r.rows() > 0) {
-      key = std::string(r.Text(0, 0));
-      if (r.Int(0, 2) == kPgFileKind) {
-        XET_ASSIGN_OR_RETURN(Hash hash, r.HashAt(0, 1, "entry file hash"));
-        if (posix.IsDirectory()) return BucketOpFailed(op.path + " is a file, not a directory");
-        if (posix.IsContentless() && !hash.IsZero()) {
-          return BucketOpFailed(op.path +
-                                " has content; a symbolic link or special file is the empty file");
-        }
-      } else if (!posix.IsDirectory()) {
-        return BucketOpFailed(op.path + " is a directory; its posix mode must be a directory's");
-      }
-    }
-  }
-  if (key.empty()) {  // an implied directory gets an explicit entry
-    XET_ASSIGN_OR_RETURN(const bool implied, AnythingAt(op.path, /*include_exact=*/false));
-    if (!implied) return BucketOpFailed("nothing at " + op.path);
-    if (!posix.IsDirectory()) {
-      return BucketOpFailed(op.path + " is a directory; its posix mode must be a directory's");
-    }
-    NewEntry e{&op.path, Hash(), 0, std::nullopt, op.mtime_ms, std::string_view(), &op.posix, true};
-    XET_RETURN_IF_ERROR(PutEntry(e));
-    return BucketOpDone(1);
-  }
-  XET_RETURN_IF_ERROR(
-      conn_
-          .Exec(
-              "UPDATE bucket_entries SET posix = $3, mtime_ms = "
-              "CASE WHEN $4 = 0 THEN mtime_ms ELSE $4 END "
-              "WHERE bucket_id = $1 AND path = $2",
-              PgParams().Int(bucket_id_).Bytes(key).OptBytes(PosixBytes(op.posix)).Int(op.mtime_ms))
-          .status());
-  changed_ = true;
-  return BucketOpDone(1);
 }
 
 Status PgBatchApplier::Finish() {

@@ -25,6 +25,7 @@
 #include <utility>
 
 #include "protocol/posix_metadata.h"
+#include "store/bucket_batch_applier.h"
 #include "store/bucket_keys.h"
 #include "store/sqlite/sqlite_index.h"
 #include "store/sqlite/sqlite_values.h"
@@ -184,75 +185,47 @@ Status DeleteScope(SqliteDb& db, const char* table, const std::string& scope) {
 // ---------------------------------------------------------------------------------------
 // Batches.
 
-// Applies the operations of one batch to one bucket, on the writer connection, inside the
-// batch's savepoint. Use: Begin(), Apply() per op, Finish(). Apply() reports an operation's
-// own failure (unknown file, missing source, ...) in its BucketOpResult, having written
-// nothing; a non-OK Status is a storage failure and fails the whole batch.
-class BatchApplier {
+// The storage steps of a batch (store/bucket_batch_applier.h) on the writer connection,
+// inside the batch's savepoint. Use: Begin(), Apply() per op, Finish().
+class SqliteBatchApplier final : public BucketBatchApplier {
  public:
-  BatchApplier(SqliteDb& db, int64_t bucket_id, Scope scope, int64_t now_ms)
-      : db_(db), bucket_id_(bucket_id), scope_(std::move(scope)), now_ms_(now_ms) {}
+  SqliteBatchApplier(SqliteDb& db, int64_t bucket_id, Scope scope, int64_t now_ms)
+      : BucketBatchApplier(bucket_id, std::move(scope), now_ms), db_(db) {}
 
   // Creates (once per connection) and empties the staging tables.
   Status Begin();
-  Result<BucketOpResult> Apply(const BucketOp& op);
   // Drops the bucket's visibility of files that lost their last entry and updates the
   // bucket's totals and updated_at (when anything changed).
   Status Finish();
 
  private:
-  // What one entry write puts at a path.
-  struct NewEntry {
-    const std::string* path;
-    Hash file_hash;
-    int64_t size;
-    std::optional<Hash> sha256;
-    int64_t mtime_ms;
-    std::string_view content_type;
-    const std::optional<PosixMetadata>* posix;
-    bool directory = false;  // an explicit directory entry (stored at path + "/")
-  };
+  Result<std::optional<int64_t>> FindBucketId(std::string_view ns, std::string_view name) override {
+    return xet::FindBucketId(db_, ns, name);
+  }
+  Result<std::optional<FileFacts>> VisibleFile(const Hash& file) override;
+  Result<std::optional<SourceEntry>> EntryWithFile(int64_t bucket_id, const Hash& file) override;
+  Status PutEntry(const NewEntry& e) override;
+  Result<uint64_t> DeleteEntriesAt(const std::string& path) override;
+  Status MakeVisible(const Hash& file) override;
+  Result<int64_t> StagePrefix(int64_t source_id, const std::string& from,
+                              const std::string& to) override;
+  Status DeletePrefix(const std::string& from) override;
+  Status WriteStaged(bool replace_sources) override;
+  Status MakeStagedVisible() override;
+  Status ClearStaged() override { return db_.Exec("DELETE FROM temp.bucket_batch_moved"); }
+  Result<bool> EntryAtKey(const std::string& key) override;
+  Result<bool> AnythingAt(const std::string& path, bool include_exact) override;
+  Result<std::optional<EntryAt>> FindEntryAt(const std::string& path) override;
+  Status UpdateMetadata(const std::string& key, const std::optional<PosixMetadata>& posix,
+                        int64_t mtime_ms) override;
 
-  // The id of source bucket "NAMESPACE/BUCKET" ("" = this bucket), or nullopt if absent.
-  Result<std::optional<int64_t>> SourceBucketId(const std::string& full_name);
-  Result<BucketOpResult> AddFile(const BucketOp& op);
-  Result<BucketOpResult> DeleteFile(const BucketOp& op);
-  Result<BucketOpResult> CopyFile(const BucketOp& op);
-  Result<BucketOpResult> CopyOrMovePrefix(const BucketOp& op, bool move);
-  Result<BucketOpResult> AddDirectory(const BucketOp& op);
-  Result<BucketOpResult> SetMetadata(const BucketOp& op);
-
-  // The kind of the entry stored at key `key`, if any.
-  Result<std::optional<int64_t>> KindAt(const std::string& key);
-  // Whether any entry is at key `path` or in the range below directory `path`.
-  Result<bool> AnythingAt(const std::string& path, bool include_exact);
-
-  // Writes `e`, replacing what was at its key; a file entry also replaces the directory
-  // entry at its path.
-  Status PutEntry(const NewEntry& e);
   // Records that this bucket may have lost its last entry pointing at `file_hash`.
   Status NoteLost(const Hash& file_hash);
-  // Stages in bucket_batch_moved the entries of `source_id` at `from` or below `from` + "/",
-  // renamed to `to` + the rest of their path. Returns how many.
-  Result<int64_t> StagePrefix(int64_t source_id, const std::string& from, const std::string& to);
-  // Removes this bucket's entries at `from` and below `from` + "/".
-  Status DeletePrefix(const std::string& from);
-  // Accounts for (and records as lost) the entries of this bucket the staged rows will
-  // overwrite, then writes the staged rows. `replace_sources`: the staged rows are the
-  // renamed entries of a move, whose sources were removed, so they add no files or bytes.
-  Status WriteStaged(bool replace_sources);
-  Status ClearStaged() { return db_.Exec("DELETE FROM temp.bucket_batch_moved"); }
 
   SqliteDb& db_;
-  const int64_t bucket_id_;
-  const Scope scope_;
-  const int64_t now_ms_;
-  int64_t delta_files_ = 0;
-  int64_t delta_size_ = 0;
-  bool changed_ = false;
 };
 
-Status BatchApplier::Begin() {
+Status SqliteBatchApplier::Begin() {
   XET_RETURN_IF_ERROR(
       db_.Exec("CREATE TEMP TABLE IF NOT EXISTS bucket_batch_lost("
                "file_hash BLOB PRIMARY KEY) WITHOUT ROWID;"
@@ -265,34 +238,7 @@ Status BatchApplier::Begin() {
   return ClearStaged();
 }
 
-Result<BucketOpResult> BatchApplier::Apply(const BucketOp& op) {
-  switch (op.kind) {
-    case BucketOp::Kind::kAddFile:
-      return AddFile(op);
-    case BucketOp::Kind::kDeleteFile:
-      return DeleteFile(op);
-    case BucketOp::Kind::kCopyFile:
-      return CopyFile(op);
-    case BucketOp::Kind::kCopyPrefix:
-      return CopyOrMovePrefix(op, /*move=*/false);
-    case BucketOp::Kind::kMovePrefix:
-      return CopyOrMovePrefix(op, /*move=*/true);
-    case BucketOp::Kind::kAddDirectory:
-      return AddDirectory(op);
-    case BucketOp::Kind::kSetMetadata:
-      return SetMetadata(op);
-  }
-  return BucketOpFailed("unknown operation");
-}
-
-Result<std::optional<int64_t>> BatchApplier::SourceBucketId(const std::string& full_name) {
-  if (full_name.empty()) return std::optional<int64_t>(bucket_id_);
-  auto split = SplitBucketFullName(full_name);
-  if (!split) return std::optional<int64_t>();
-  return FindBucketId(db_, split->first, split->second);
-}
-
-Status BatchApplier::NoteLost(const Hash& file_hash) {
+Status SqliteBatchApplier::NoteLost(const Hash& file_hash) {
   XET_ASSIGN_OR_RETURN(
       ScopedStatement stmt,
       db_.Prepare("INSERT OR IGNORE INTO temp.bucket_batch_lost(file_hash) VALUES(?1)"));
@@ -300,7 +246,135 @@ Status BatchApplier::NoteLost(const Hash& file_hash) {
   return stmt->Run();
 }
 
-Status BatchApplier::PutEntry(const NewEntry& e) {
+Result<std::optional<BucketBatchApplier::FileFacts>> SqliteBatchApplier::VisibleFile(
+    const Hash& file) {
+  // One statement: the file's record and whether this bucket's scope can see it.
+  XET_ASSIGN_OR_RETURN(
+      ScopedStatement stmt,
+      db_.Prepare("SELECT f.size, f.sha256 FROM files f WHERE f.hash = ?1 AND EXISTS("
+                  "SELECT 1 FROM file_scopes s WHERE s.file_hash = ?1 AND s.scope = ?2)"));
+  XET_RETURN_IF_ERROR(stmt->BindBlob(1, HashBytes(file)));
+  XET_RETURN_IF_ERROR(stmt->BindText(2, scope_));
+  XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
+  if (!row) return std::optional<FileFacts>();
+  FileFacts facts;
+  facts.size = stmt->ColumnInt64(0);
+  if (!stmt->ColumnIsNull(1)) {
+    XET_ASSIGN_OR_RETURN(facts.sha256, HashColumn(*stmt, 1, "file sha256"));
+  }
+  return std::optional<FileFacts>(std::move(facts));
+}
+
+Result<std::optional<BucketBatchApplier::SourceEntry>> SqliteBatchApplier::EntryWithFile(
+    int64_t bucket_id, const Hash& file) {
+  XET_ASSIGN_OR_RETURN(
+      ScopedStatement stmt,
+      db_.Prepare("SELECT size, sha256, mtime_ms, content_type FROM bucket_entries "
+                  "WHERE bucket_id = ?1 AND file_hash = ?2 AND kind = 0 LIMIT 1"));
+  XET_RETURN_IF_ERROR(stmt->BindInt64(1, bucket_id));
+  XET_RETURN_IF_ERROR(stmt->BindBlob(2, HashBytes(file)));
+  XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
+  if (!row) return std::optional<SourceEntry>();
+  SourceEntry s;
+  s.size = stmt->ColumnInt64(0);
+  if (!stmt->ColumnIsNull(1)) {
+    XET_ASSIGN_OR_RETURN(s.sha256, HashColumn(*stmt, 1, "entry sha256"));
+  }
+  s.mtime_ms = stmt->ColumnInt64(2);
+  s.content_type = std::string(stmt->ColumnText(3));
+  return std::optional<SourceEntry>(std::move(s));
+}
+
+Status SqliteBatchApplier::MakeVisible(const Hash& file) {
+  XET_ASSIGN_OR_RETURN(ScopedStatement vis,
+                       db_.Prepare("INSERT INTO file_scopes(file_hash, scope) SELECT ?1, ?2 "
+                                   "WHERE EXISTS(SELECT 1 FROM files WHERE hash = ?1) "
+                                   "ON CONFLICT DO NOTHING"));
+  XET_RETURN_IF_ERROR(vis->BindBlob(1, HashBytes(file)));
+  XET_RETURN_IF_ERROR(vis->BindText(2, scope_));
+  return vis->Run();
+}
+
+Result<uint64_t> SqliteBatchApplier::DeleteEntriesAt(const std::string& path) {
+  // The file entry at the path and the directory entry of the path (at most one exists).
+  const std::string marker = MarkerKey(path);
+  XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
+                       db_.Prepare("DELETE FROM bucket_entries WHERE bucket_id = ?1 AND "
+                                   "path IN (?2, ?3) RETURNING file_hash, size, kind"));
+  XET_RETURN_IF_ERROR(stmt->BindInt64(1, bucket_id_));
+  XET_RETURN_IF_ERROR(stmt->BindText(2, path));
+  XET_RETURN_IF_ERROR(stmt->BindText(3, marker));
+  uint64_t removed = 0;
+  while (true) {
+    XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
+    if (!row) break;
+    ++removed;
+    changed_ = true;
+    if (stmt->ColumnInt64(2) != kFileKind) continue;
+    XET_ASSIGN_OR_RETURN(Hash old_hash, HashColumn(*stmt, 0, "entry file hash"));
+    delta_files_ -= 1;
+    delta_size_ -= stmt->ColumnInt64(1);
+    XET_RETURN_IF_ERROR(NoteLost(old_hash));
+  }
+  return removed;
+}
+
+Status SqliteBatchApplier::MakeStagedVisible() {
+  XET_ASSIGN_OR_RETURN(
+      ScopedStatement vis,
+      db_.Prepare("INSERT OR IGNORE INTO file_scopes(file_hash, scope) "
+                  "SELECT DISTINCT m.file_hash, ?1 FROM temp.bucket_batch_moved m "
+                  "WHERE m.kind = 0 AND EXISTS(SELECT 1 FROM files f WHERE f.hash = m.file_hash)"));
+  XET_RETURN_IF_ERROR(vis->BindText(1, scope_));
+  return vis->Run();
+}
+
+Result<bool> SqliteBatchApplier::EntryAtKey(const std::string& key) {
+  XET_ASSIGN_OR_RETURN(
+      ScopedStatement stmt,
+      db_.Prepare("SELECT 1 FROM bucket_entries WHERE bucket_id = ?1 AND path = ?2"));
+  XET_RETURN_IF_ERROR(stmt->BindInt64(1, bucket_id_));
+  XET_RETURN_IF_ERROR(stmt->BindText(2, key));
+  return stmt->Step();
+}
+
+Result<std::optional<BucketBatchApplier::EntryAt>> SqliteBatchApplier::FindEntryAt(
+    const std::string& path) {
+  const std::string marker = MarkerKey(path);
+  XET_ASSIGN_OR_RETURN(
+      ScopedStatement stmt,
+      db_.Prepare("SELECT path, file_hash, kind FROM bucket_entries WHERE bucket_id = ?1 AND "
+                  "path IN (?2, ?3) ORDER BY path LIMIT 1"));
+  XET_RETURN_IF_ERROR(stmt->BindInt64(1, bucket_id_));
+  XET_RETURN_IF_ERROR(stmt->BindText(2, path));
+  XET_RETURN_IF_ERROR(stmt->BindText(3, marker));
+  XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
+  if (!row) return std::optional<EntryAt>();
+  EntryAt at;
+  at.key = std::string(stmt->ColumnText(0));
+  at.is_file = stmt->ColumnInt64(2) == kFileKind;
+  if (at.is_file) {
+    XET_ASSIGN_OR_RETURN(at.file_hash, HashColumn(*stmt, 1, "entry file hash"));
+  }
+  return std::optional<EntryAt>(std::move(at));
+}
+
+Status SqliteBatchApplier::UpdateMetadata(const std::string& key,
+                                          const std::optional<PosixMetadata>& posix,
+                                          int64_t mtime_ms) {
+  const std::optional<std::string> text = PosixText(posix);
+  XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
+                       db_.Prepare("UPDATE bucket_entries SET posix = ?3, mtime_ms = "
+                                   "CASE WHEN ?4 = 0 THEN mtime_ms ELSE ?4 END "
+                                   "WHERE bucket_id = ?1 AND path = ?2"));
+  XET_RETURN_IF_ERROR(stmt->BindInt64(1, bucket_id_));
+  XET_RETURN_IF_ERROR(stmt->BindText(2, key));
+  XET_RETURN_IF_ERROR(BindOptionalText(*stmt, 3, text));
+  XET_RETURN_IF_ERROR(stmt->BindInt64(4, mtime_ms));
+  return stmt->Run();
+}
+
+Status SqliteBatchApplier::PutEntry(const NewEntry& e) {
   const std::string key = e.directory ? MarkerKey(*e.path) : *e.path;
   const std::optional<std::string> posix = PosixText(*e.posix);
   if (!e.directory) {  // a file replaces the directory entry at its path
@@ -359,109 +433,8 @@ Status BatchApplier::PutEntry(const NewEntry& e) {
   return Status::Ok();
 }
 
-Result<BucketOpResult> BatchApplier::AddFile(const BucketOp& op) {
-  NewEntry e{&op.path, op.file_hash, 0, std::nullopt, op.mtime_ms, op.content_type, &op.posix};
-  if (op.posix && op.posix->IsContentless()) {
-    // A symbolic link or special file is the empty file, which needs no upload: nothing to
-    // look up.
-    if (!op.file_hash.IsZero()) {
-      return BucketOpFailed(
-          "a symbolic link's or special file's xetHash must be the empty file's (64 zeros)");
-    }
-    XET_RETURN_IF_ERROR(PutEntry(e));
-    return BucketOpDone(1);
-  }
-  if (op.posix && !op.posix->IsRegular()) {
-    return BucketOpFailed(
-        "addFile: posix mode must be a regular file, a symbolic link or a special file");
-  }
-  {
-    // One statement: the file's record and whether this bucket's scope can see it. An
-    // invisible file answers exactly like an unknown one (its existence is not disclosed).
-    XET_ASSIGN_OR_RETURN(
-        ScopedStatement stmt,
-        db_.Prepare("SELECT f.size, f.sha256 FROM files f WHERE f.hash = ?1 AND EXISTS("
-                    "SELECT 1 FROM file_scopes s WHERE s.file_hash = ?1 AND s.scope = ?2)"));
-    XET_RETURN_IF_ERROR(stmt->BindBlob(1, HashBytes(op.file_hash)));
-    XET_RETURN_IF_ERROR(stmt->BindText(2, scope_));
-    XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
-    if (!row) {
-      return BucketOpFailed("file " + op.file_hash.ToHex() + " not found (upload its shard first)");
-    }
-    e.size = stmt->ColumnInt64(0);
-    if (!stmt->ColumnIsNull(1)) {
-      XET_ASSIGN_OR_RETURN(e.sha256, HashColumn(*stmt, 1, "file sha256"));
-    }
-  }
-  XET_RETURN_IF_ERROR(PutEntry(e));
-  return BucketOpDone(1);
-}
-
-Result<BucketOpResult> BatchApplier::DeleteFile(const BucketOp& op) {
-  // The file entry at the path and the directory entry of the path (at most one exists).
-  const std::string marker = MarkerKey(op.path);
-  XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
-                       db_.Prepare("DELETE FROM bucket_entries WHERE bucket_id = ?1 AND "
-                                   "path IN (?2, ?3) RETURNING file_hash, size, kind"));
-  XET_RETURN_IF_ERROR(stmt->BindInt64(1, bucket_id_));
-  XET_RETURN_IF_ERROR(stmt->BindText(2, op.path));
-  XET_RETURN_IF_ERROR(stmt->BindText(3, marker));
-  uint64_t removed = 0;
-  while (true) {
-    XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
-    if (!row) break;
-    ++removed;
-    changed_ = true;
-    if (stmt->ColumnInt64(2) != kFileKind) continue;
-    XET_ASSIGN_OR_RETURN(Hash old_hash, HashColumn(*stmt, 0, "entry file hash"));
-    delta_files_ -= 1;
-    delta_size_ -= stmt->ColumnInt64(1);
-    XET_RETURN_IF_ERROR(NoteLost(old_hash));
-  }
-  return BucketOpDone(removed);  // 0: already absent, deleting is idempotent
-}
-
-Result<BucketOpResult> BatchApplier::CopyFile(const BucketOp& op) {
-  XET_ASSIGN_OR_RETURN(std::optional<int64_t> source_id, SourceBucketId(op.source_bucket));
-  if (!source_id) return BucketOpFailed("source bucket " + op.source_bucket + " not found");
-  NewEntry e{&op.path, op.file_hash, 0, std::nullopt, op.mtime_ms, op.content_type, &op.posix};
-  std::string source_content_type;
-  {
-    XET_ASSIGN_OR_RETURN(
-        ScopedStatement stmt,
-        db_.Prepare("SELECT size, sha256, mtime_ms, content_type FROM bucket_entries "
-                    "WHERE bucket_id = ?1 AND file_hash = ?2 AND kind = 0 LIMIT 1"));
-    XET_RETURN_IF_ERROR(stmt->BindInt64(1, *source_id));
-    XET_RETURN_IF_ERROR(stmt->BindBlob(2, HashBytes(op.file_hash)));
-    XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
-    if (!row) {
-      return BucketOpFailed("file " + op.file_hash.ToHex() + " not found in bucket " +
-                            (op.source_bucket.empty() ? scope_ : op.source_bucket));
-    }
-    e.size = stmt->ColumnInt64(0);
-    if (!stmt->ColumnIsNull(1)) {
-      XET_ASSIGN_OR_RETURN(e.sha256, HashColumn(*stmt, 1, "entry sha256"));
-    }
-    if (e.mtime_ms == 0) e.mtime_ms = stmt->ColumnInt64(2);
-    if (e.content_type.empty()) {
-      source_content_type = std::string(stmt->ColumnText(3));
-      e.content_type = source_content_type;
-    }
-  }
-  XET_RETURN_IF_ERROR(PutEntry(e));
-  // A symbolic link's empty file may be unregistered: nothing to make visible then.
-  XET_ASSIGN_OR_RETURN(ScopedStatement vis,
-                       db_.Prepare("INSERT INTO file_scopes(file_hash, scope) SELECT ?1, ?2 "
-                                   "WHERE EXISTS(SELECT 1 FROM files WHERE hash = ?1) "
-                                   "ON CONFLICT DO NOTHING"));
-  XET_RETURN_IF_ERROR(vis->BindBlob(1, HashBytes(op.file_hash)));
-  XET_RETURN_IF_ERROR(vis->BindText(2, scope_));
-  XET_RETURN_IF_ERROR(vis->Run());
-  return BucketOpDone(1);
-}
-
-Result<int64_t> BatchApplier::StagePrefix(int64_t source_id, const std::string& from,
-                                          const std::string& to) {
+Result<int64_t> SqliteBatchApplier::StagePrefix(int64_t source_id, const std::string& from,
+                                                const std::string& to) {
   // substr() over the path as a BLOB counts bytes; `to || blob` is TEXT with those bytes.
   XET_ASSIGN_OR_RETURN(
       ScopedStatement stmt,
@@ -487,7 +460,7 @@ Result<int64_t> BatchApplier::StagePrefix(int64_t source_id, const std::string& 
   return db_.Changes();
 }
 
-Status BatchApplier::DeletePrefix(const std::string& from) {
+Status SqliteBatchApplier::DeletePrefix(const std::string& from) {
   {
     XET_ASSIGN_OR_RETURN(
         ScopedStatement stmt,
@@ -507,7 +480,7 @@ Status BatchApplier::DeletePrefix(const std::string& from) {
   return stmt->Run();
 }
 
-Status BatchApplier::WriteStaged(bool replace_sources) {
+Status SqliteBatchApplier::WriteStaged(bool replace_sources) {
   // CROSS JOIN keeps the staged rows outermost: one primary-key probe per staged row.
   {
     XET_ASSIGN_OR_RETURN(
@@ -563,56 +536,7 @@ Status BatchApplier::WriteStaged(bool replace_sources) {
   return Status::Ok();
 }
 
-Result<BucketOpResult> BatchApplier::CopyOrMovePrefix(const BucketOp& op, bool move) {
-  const char* verb = move ? "move" : "copy";
-  if (op.from.empty() || op.to.empty()) {
-    return BucketOpFailed(std::string(verb) + ": source and target paths must not be empty");
-  }
-  XET_ASSIGN_OR_RETURN(std::optional<int64_t> source_id,
-                       SourceBucketId(move ? std::string() : op.source_bucket));
-  if (!source_id) return BucketOpFailed("source bucket " + op.source_bucket + " not found");
-  const bool same_bucket = *source_id == bucket_id_;
-  if (move && op.to.starts_with(DirLower(op.from))) {
-    return BucketOpFailed("cannot move " + op.from + " into itself (" + op.to + ")");
-  }
-  if (op.no_replace) {
-    XET_ASSIGN_OR_RETURN(const bool taken, AnythingAt(op.to, /*include_exact=*/true));
-    if (taken) return BucketOpFailed(op.to + " exists");
-  }
-  XET_ASSIGN_OR_RETURN(const int64_t matched, StagePrefix(*source_id, op.from, op.to));
-  if (matched == 0) return BucketOpFailed("nothing at " + op.from);
-  if (same_bucket && op.from == op.to) {  // every entry maps onto itself
-    XET_RETURN_IF_ERROR(ClearStaged());
-    return BucketOpDone(0);
-  }
-  if (move) XET_RETURN_IF_ERROR(DeletePrefix(op.from));
-  XET_RETURN_IF_ERROR(WriteStaged(/*replace_sources=*/move));
-  if (!same_bucket) {
-    XET_ASSIGN_OR_RETURN(
-        ScopedStatement vis,
-        db_.Prepare(
-            "INSERT OR IGNORE INTO file_scopes(file_hash, scope) "
-            "SELECT DISTINCT m.file_hash, ?1 FROM temp.bucket_batch_moved m "
-            "WHERE m.kind = 0 AND EXISTS(SELECT 1 FROM files f WHERE f.hash = m.file_hash)"));
-    XET_RETURN_IF_ERROR(vis->BindText(1, scope_));
-    XET_RETURN_IF_ERROR(vis->Run());
-  }
-  XET_RETURN_IF_ERROR(ClearStaged());
-  return BucketOpDone(static_cast<uint64_t>(matched));
-}
-
-Result<std::optional<int64_t>> BatchApplier::KindAt(const std::string& key) {
-  XET_ASSIGN_OR_RETURN(
-      ScopedStatement stmt,
-      db_.Prepare("SELECT kind FROM bucket_entries WHERE bucket_id = ?1 AND path = ?2"));
-  XET_RETURN_IF_ERROR(stmt->BindInt64(1, bucket_id_));
-  XET_RETURN_IF_ERROR(stmt->BindText(2, key));
-  XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
-  if (!row) return std::optional<int64_t>();
-  return std::optional<int64_t>(stmt->ColumnInt64(0));
-}
-
-Result<bool> BatchApplier::AnythingAt(const std::string& path, bool include_exact) {
+Result<bool> SqliteBatchApplier::AnythingAt(const std::string& path, bool include_exact) {
   const std::string lower = DirLower(path);
   const std::string upper = DirUpper(path);
   XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
@@ -626,70 +550,7 @@ Result<bool> BatchApplier::AnythingAt(const std::string& path, bool include_exac
   return stmt->Step();
 }
 
-Result<BucketOpResult> BatchApplier::AddDirectory(const BucketOp& op) {
-  if (op.posix && !op.posix->IsDirectory()) {
-    return BucketOpFailed("addDirectory: posix mode must be a directory's (0040000)");
-  }
-  XET_ASSIGN_OR_RETURN(const std::optional<int64_t> at, KindAt(op.path));
-  if (at) return BucketOpFailed("a file exists at " + op.path);
-  NewEntry e{&op.path, Hash(), 0, std::nullopt, op.mtime_ms, std::string_view(), &op.posix, true};
-  XET_RETURN_IF_ERROR(PutEntry(e));
-  return BucketOpDone(1);
-}
-
-Result<BucketOpResult> BatchApplier::SetMetadata(const BucketOp& op) {
-  if (!op.posix) return BucketOpFailed("setMetadata needs \"posix\"");
-  const PosixMetadata& posix = *op.posix;
-  const std::string marker = MarkerKey(op.path);
-  std::string key;  // the entry to update
-  {
-    XET_ASSIGN_OR_RETURN(
-        ScopedStatement stmt,
-        db_.Prepare("SELECT path, file_hash, kind FROM bucket_entries WHERE bucket_id = ?1 AND "
-                    "path IN (?2, ?3) ORDER BY path LIMIT 1"));
-    XET_RETURN_IF_ERROR(stmt->BindInt64(1, bucket_id_));
-    XET_RETURN_IF_ERROR(stmt->BindText(2, op.path));
-    XET_RETURN_IF_ERROR(stmt->BindText(3, marker));
-    XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
-    if (row) {
-      key = std::string(stmt->ColumnText(0));
-      if (stmt->ColumnInt64(2) == kFileKind) {
-        XET_ASSIGN_OR_RETURN(Hash hash, HashColumn(*stmt, 1, "entry file hash"));
-        if (posix.IsDirectory()) return BucketOpFailed(op.path + " is a file, not a directory");
-        if (posix.IsContentless() && !hash.IsZero()) {
-          return BucketOpFailed(op.path +
-                                " has content; a symbolic link or special file is the empty file");
-        }
-      } else if (!posix.IsDirectory()) {
-        return BucketOpFailed(op.path + " is a directory; its posix mode must be a directory's");
-      }
-    }
-  }
-  if (key.empty()) {  // an implied directory gets an explicit entry
-    XET_ASSIGN_OR_RETURN(const bool implied, AnythingAt(op.path, /*include_exact=*/false));
-    if (!implied) return BucketOpFailed("nothing at " + op.path);
-    if (!posix.IsDirectory()) {
-      return BucketOpFailed(op.path + " is a directory; its posix mode must be a directory's");
-    }
-    NewEntry e{&op.path, Hash(), 0, std::nullopt, op.mtime_ms, std::string_view(), &op.posix, true};
-    XET_RETURN_IF_ERROR(PutEntry(e));
-    return BucketOpDone(1);
-  }
-  const std::optional<std::string> text = PosixText(op.posix);
-  XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
-                       db_.Prepare("UPDATE bucket_entries SET posix = ?3, mtime_ms = "
-                                   "CASE WHEN ?4 = 0 THEN mtime_ms ELSE ?4 END "
-                                   "WHERE bucket_id = ?1 AND path = ?2"));
-  XET_RETURN_IF_ERROR(stmt->BindInt64(1, bucket_id_));
-  XET_RETURN_IF_ERROR(stmt->BindText(2, key));
-  XET_RETURN_IF_ERROR(BindOptionalText(*stmt, 3, text));
-  XET_RETURN_IF_ERROR(stmt->BindInt64(4, op.mtime_ms));
-  XET_RETURN_IF_ERROR(stmt->Run());
-  changed_ = true;
-  return BucketOpDone(1);
-}
-
-Status BatchApplier::Finish() {
+Status SqliteBatchApplier::Finish() {
   {
     XET_ASSIGN_OR_RETURN(
         ScopedStatement stmt,
@@ -963,7 +824,7 @@ Result<BucketBatchResult> SqliteIndex::ApplyBucketBatch(const std::string& ns,
     result = BucketBatchResult{};
     result.ops.reserve(ops.size());
     XET_ASSIGN_OR_RETURN(const int64_t id, RequireBucketId(db, ns, name));
-    BatchApplier applier(db, id, BucketFullName(ns, name), now_ms);
+    SqliteBatchApplier applier(db, id, BucketFullName(ns, name), now_ms);
     XET_RETURN_IF_ERROR(applier.Begin());
     for (const BucketOp& op : ops) {
       XET_ASSIGN_OR_RETURN(BucketOpResult r, applier.Apply(op));
