@@ -13,60 +13,12 @@
 #include <string>
 #include <thread>
 
-#include "client/bucket_transfer/remote_connection.h"
-#include "mount/bucket_fs.h"
-#include "mount/range_reader_content.h"
-#include "support/server_process.h"
+#include "mount/bucket_fs_fixture.h"
 
 namespace xet {
 namespace {
 
-class BucketFsSpecialFilesTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    server_ = std::make_unique<testing::ServerProcess>(testing::MakeTempDir("bucket-fs-special"));
-    RemoteSettings remote;
-    remote.endpoint = server_->url();
-    remote.token = server_->AdminToken();
-    conn_ = std::make_unique<RemoteConnection>(remote);
-    ASSERT_TRUE(conn_->hub().CreateBucket("team/fs", true).ok());
-    options_.remote = remote;
-    options_.bucket_id = "team/fs";
-    options_.staging_dir = testing::MakeTempDir("bucket-fs-special-staging");
-    options_.metadata_ttl_ms = 0;  // always revalidate: what the server says is what we see
-    auto cas = conn_->OpenCas("team/fs", false);
-    ASSERT_TRUE(cas.ok()) << cas.status().ToString();
-    read_cas_ = std::move(*cas);
-    content_ = std::make_unique<RangeReaderContent>(read_cas_->client(), RangeReaderOptions{});
-    fs_ = std::make_unique<BucketFs>(options_, *conn_, *content_);
-  }
-
-  void TearDown() override {
-    fs_.reset();
-    content_.reset();
-  }
-
-  // The bucket's file entries, path -> entry, from the Hub API.
-  std::map<std::string, RemoteEntry> RemoteFiles() {
-    std::map<std::string, RemoteEntry> files;
-    EXPECT_TRUE(conn_->hub()
-                    .ListTree("team/fs", "", true,
-                              [&](const RemoteEntry& e) {
-                                if (!e.is_directory) files[e.path] = e;
-                                return true;
-                              })
-                    .ok());
-    return files;
-  }
-
-  std::unique_ptr<testing::ServerProcess> server_;
-  std::unique_ptr<RemoteConnection> conn_;
-  std::unique_ptr<RemoteConnection::Cas> read_cas_;
-  std::unique_ptr<RangeReaderContent> content_;
-  MountOptions options_;
-  std::unique_ptr<BucketFs> fs_;
-  FsCaller caller_{0, 0};
-};
+using BucketFsSpecialFilesTest = testing::BucketFsFixture;
 
 TEST_F(BucketFsSpecialFilesTest, EachTypeIsOneEntryWithItsModeAndDevice) {
   struct Case {
@@ -98,7 +50,7 @@ TEST_F(BucketFsSpecialFilesTest, EachTypeIsOneEntryWithItsModeAndDevice) {
     EXPECT_EQ(again.rdev, c.want_rdev);
   }
   // Applied before the call returned: on the server, as the empty file with its posix.
-  const auto files = RemoteFiles();
+  const auto files = RemoteEntries();
   ASSERT_EQ(files.size(), std::size(cases));
   for (const Case& c : cases) {
     const RemoteEntry& e = files.at(c.name);
@@ -144,7 +96,7 @@ TEST_F(BucketFsSpecialFilesTest, NamesAndRefusalsAsForEveryNewEntry) {
   NodeAttr g;
   ASSERT_EQ(fs_->GetAttr(dir, &g), 0);
   EXPECT_EQ(g.mtime_ms, attr.mtime_ms);
-  EXPECT_EQ(RemoteFiles().count("g/s"), 1u);
+  EXPECT_EQ(RemoteEntries().count("g/s"), 1u);
   // The kernel opens these itself; the file system never serves their content.
   uint64_t fh = 0;
   bool keep = false;
@@ -155,7 +107,7 @@ TEST_F(BucketFsSpecialFilesTest, NamesAndRefusalsAsForEveryNewEntry) {
   EXPECT_EQ(attr.mode, 0600u);
   EXPECT_EQ(fs_->MkNod(kRootIno, "r", S_IFREG | 0600, 0, caller_, &ino, &attr), EEXIST);
   ASSERT_EQ(fs_->SyncAll(), 0);
-  const auto files = RemoteFiles();
+  const auto files = RemoteEntries();
   ASSERT_EQ(files.count("r"), 1u);
   EXPECT_EQ(files.at("r").posix->mode, S_IFREG | 0600u);
   // A read-only mount refuses.
@@ -179,7 +131,7 @@ TEST_F(BucketFsSpecialFilesTest, ChmodChownTimesRenameAndUnlinkWorkOnThem) {
   EXPECT_EQ(attr.kind, NodeKind::kCharDevice);
   EXPECT_EQ(attr.mode, 0640u);
   EXPECT_EQ(attr.rdev, 0x501u);
-  auto files = RemoteFiles();
+  auto files = RemoteEntries();
   ASSERT_TRUE(files.at("c").posix.has_value());
   EXPECT_EQ(files.at("c").posix->mode, S_IFCHR | 0640u);
   EXPECT_EQ(files.at("c").posix->uid, 1000u);
@@ -194,13 +146,13 @@ TEST_F(BucketFsSpecialFilesTest, ChmodChownTimesRenameAndUnlinkWorkOnThem) {
   ASSERT_EQ(fs_->MkDir(kRootIno, "d", 0755, caller_, &dir, &attr), 0);
   ASSERT_EQ(fs_->MkNod(dir, "p", S_IFIFO | 0644, 0, caller_, &ino, &attr), 0);
   ASSERT_EQ(fs_->Rename(kRootIno, "c", dir, "p", 0), 0);
-  files = RemoteFiles();
+  files = RemoteEntries();
   EXPECT_EQ(files.count("c"), 0u);
   ASSERT_EQ(files.count("d/p"), 1u);
   EXPECT_EQ(files.at("d/p").posix->mode, S_IFCHR | 0640u);
   EXPECT_EQ(fs_->RmDir(kRootIno, "d"), ENOTEMPTY);
   ASSERT_EQ(fs_->Unlink(dir, "p"), 0);
-  EXPECT_TRUE(RemoteFiles().empty());
+  EXPECT_TRUE(RemoteEntries().empty());
   EXPECT_EQ(fs_->Lookup(dir, "p", &ino, &attr), ENOENT);
   EXPECT_EQ(fs_->RmDir(kRootIno, "d"), 0);
 }
@@ -257,7 +209,7 @@ TEST_F(BucketFsSpecialFilesTest, AnUnlinkedSpecialFileKeepsItsAttributesUntilFor
   req.mode = 0600;
   ASSERT_EQ(fs_->SetAttr(ino, req, caller_, &attr), 0);
   EXPECT_EQ(attr.mode, 0600u);
-  EXPECT_TRUE(RemoteFiles().empty());
+  EXPECT_TRUE(RemoteEntries().empty());
   fs_->Forget(ino, 1);
   EXPECT_EQ(fs_->GetAttr(ino, &attr), 0);  // one lookup left
   fs_->Forget(ino, 1);

@@ -18,8 +18,8 @@
 #include "client/bucket_transfer/remote_connection.h"
 #include "client/upload/file_hasher.h"
 #include "format/merkle.h"
+#include "mount/bucket_fs_fixture.h"
 #include "mount/range_reader_content.h"
-#include "support/server_process.h"
 #include "support/test_support.h"
 
 namespace xet {
@@ -60,31 +60,8 @@ class CountingContent final : public ContentSource {
   std::atomic<uint64_t> bytes_{0};
 };
 
-class BucketFsTest : public ::testing::Test {
+class BucketFsTest : public testing::BucketFsFixture {
  protected:
-  void SetUp() override {
-    server_ = std::make_unique<testing::ServerProcess>(testing::MakeTempDir("bucket-fs"));
-    RemoteSettings remote;
-    remote.endpoint = server_->url();
-    remote.token = server_->AdminToken();
-    conn_ = std::make_unique<RemoteConnection>(remote);
-    ASSERT_TRUE(conn_->hub().CreateBucket("team/fs", true).ok());
-    options_.remote = remote;
-    options_.bucket_id = "team/fs";
-    options_.staging_dir = testing::MakeTempDir("bucket-fs-staging");
-    options_.metadata_ttl_ms = 0;  // always revalidate: what the server says is what we see
-    auto cas = conn_->OpenCas("team/fs", false);
-    ASSERT_TRUE(cas.ok()) << cas.status().ToString();
-    read_cas_ = std::move(*cas);
-    content_ = std::make_unique<RangeReaderContent>(read_cas_->client(), RangeReaderOptions{});
-    fs_ = std::make_unique<BucketFs>(options_, *conn_, *content_);
-  }
-
-  void TearDown() override {
-    fs_.reset();
-    content_.reset();
-  }
-
   // Creates `name` in `parent`, writes `data`, closes it; returns its inode.
   Ino WriteFile(Ino parent, const std::string& name, const std::string& data) {
     Ino ino = 0;
@@ -112,27 +89,13 @@ class BucketFsTest : public ::testing::Test {
   // The bucket's files, path -> size, from the Hub API.
   std::map<std::string, uint64_t> RemoteFiles() {
     std::map<std::string, uint64_t> files;
-    EXPECT_TRUE(conn_->hub()
-                    .ListTree("team/fs", "", true,
-                              [&](const RemoteEntry& e) {
-                                if (!e.is_directory) files[e.path] = e.size;
-                                return true;
-                              })
-                    .ok());
+    for (const auto& [path, entry] : RemoteEntries()) files[path] = entry.size;
     return files;
   }
 
   static std::span<const uint8_t> AsBytes(const std::string& s) {
     return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
   }
-
-  std::unique_ptr<testing::ServerProcess> server_;
-  std::unique_ptr<RemoteConnection> conn_;
-  std::unique_ptr<RemoteConnection::Cas> read_cas_;
-  std::unique_ptr<RangeReaderContent> content_;
-  MountOptions options_;
-  std::unique_ptr<BucketFs> fs_;
-  FsCaller caller_{0, 0};
 };
 
 TEST_F(BucketFsTest, ClosedFilesAreCommittedAndReadBack) {
