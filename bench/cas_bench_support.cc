@@ -179,11 +179,16 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ec);
 }
 
-ServerProcess::ServerProcess(const std::string& xetstore, const std::string& data_dir)
-    : xetstore_(xetstore), data_dir_(data_dir), log_path_(data_dir + ".log") {
-  pid_ = Spawn(
-      {xetstore_, "serve", "--listen", "127.0.0.1:0", "--data-dir", data_dir_, "--no-access-log"},
-      log_path_);
+ServerProcess::ServerProcess(const std::string& xetstore, const std::string& data_dir,
+                             const std::string& index_url)
+    : xetstore_(xetstore),
+      data_dir_(data_dir),
+      index_url_(index_url),
+      log_path_(data_dir + ".log") {
+  std::vector<std::string> argv = {xetstore_,    "serve",   "--listen",       "127.0.0.1:0",
+                                   "--data-dir", data_dir_, "--no-access-log"};
+  if (!index_url_.empty()) argv.insert(argv.end(), {"--index", index_url_});
+  pid_ = Spawn(argv, log_path_);
   const std::string marker = "serving on ";
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (std::chrono::steady_clock::now() < deadline) {
@@ -218,7 +223,8 @@ ServerProcess::~ServerProcess() {
 
 std::string ServerProcess::CreateToken(const std::string& permission,
                                        const std::string& scope) const {
-  const std::string t = Trim(RunCapture(xetstore_ + " token --data-dir " + data_dir_ +
+  const std::string index = index_url_.empty() ? "" : " --index '" + index_url_ + "'";
+  const std::string t = Trim(RunCapture(xetstore_ + " token --data-dir " + data_dir_ + index +
                                         " create --name bench --permission " + permission +
                                         " --scope " + scope + " 2>/dev/null"));
   if (!t.starts_with("hf_")) throw std::runtime_error("token create printed: " + t);

@@ -64,20 +64,24 @@ class TempDir {
 // exits). The destructor stops it with SIGTERM (SIGKILL after 10 s).
 class ServerProcess {
  public:
-  ServerProcess(const std::string& xetstore, const std::string& data_dir);
+  // `xetstore serve --listen 127.0.0.1:0 --data-dir DATA_DIR --no-access-log`, with
+  // `--index INDEX_URL` when one is given (else the SQLite index in DATA_DIR).
+  ServerProcess(const std::string& xetstore, const std::string& data_dir,
+                const std::string& index_url = "");
   ~ServerProcess();
   ServerProcess(const ServerProcess&) = delete;
   ServerProcess& operator=(const ServerProcess&) = delete;
 
   const std::string& url() const { return url_; }
   pid_t pid() const { return pid_; }
-  // `xetstore token --data-dir DIR create ...`; returns the hf_ secret.
+  // `xetstore token --data-dir DIR [--index URL] create ...`; returns the hf_ secret.
   std::string CreateToken(const std::string& permission, const std::string& scope) const;
   std::string Log() const;
 
  private:
   std::string xetstore_;
   std::string data_dir_;
+  std::string index_url_;
   std::string log_path_;
   std::string url_;
   pid_t pid_ = -1;

@@ -15,6 +15,10 @@
 //       end (so no cached answer applies: built every time), of the whole file without Range
 //       (the answer cache serves every request but the first), of random ranges of <= 1 MiB,
 //       and GET /v1/reconstructions of the whole file.
+//       --index URL: a PostgreSQL index instead of the data directory's SQLite file.
+//       --fill N[,N...]: the cases run once per N, on an index that also holds N synthetic
+//       files and N synthetic xorbs (bench/index_fill.h), added level by level by
+//       --fill-threads writers (default 64, so that group commits fill the fsyncs).
 //   cas_bench_tool ingest [--iterations 10] [--perf-dir DIR]
 //       A 64 MiB xorb of 1,024 text-like 64 KiB chunks, LZ4: (a) ParseAndVerifyXorb +
 //       footer in process, (b) IngestXorb into a LocalObjectStore + SqliteIndex (durable),
@@ -42,6 +46,7 @@
 #include <optional>
 #include <random>
 #include <regex>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -55,6 +60,7 @@
 #include "format/shard_writer.h"
 #include "format/xorb.h"
 #include "format/xorb_footer.h"
+#include "index_fill.h"
 #include "server/cas/xorb_ingest.h"
 #include "store/index.h"
 #include "store/object_store.h"
@@ -230,11 +236,13 @@ void RunRecon(const Options& opts) {
   TempDir dir("recon");
   const std::string xetstore = opts.Get("xetstore", "");
   const std::string data_dir = dir.path() + "/data";
+  // --index URL: a PostgreSQL index (the objects stay in the data directory).
+  const std::string index_url = opts.Get("index", "");
   std::string reader;
   {
     // Setup on a server of its own, stopped before the timed cases: each case starts a fresh
     // server on this data directory, so its first request is the first after a start.
-    ServerProcess server(xetstore, data_dir);
+    ServerProcess server(xetstore, data_dir, index_url);
     const std::string writer = server.CreateToken("write", "bench/recon");
     reader = server.CreateToken("read", "bench/recon");
     const auto t_upload = Clock::now();
@@ -293,79 +301,108 @@ void RunRecon(const Options& opts) {
   if (const std::string only = opts.Get("only", ""); !only.empty()) {  // e.g. --only v1
     std::erase_if(cases, [&](const Case& c) { return c.name.find(only) == std::string::npos; });
   }
+  // --fill N[,N...]: the cases run once per level, on an index that also holds N synthetic
+  // files and N synthetic xorbs (bench/index_fill.h), added level by level.
+  std::vector<uint64_t> levels;
+  {
+    std::stringstream list(opts.Get("fill", ""));
+    for (std::string n; std::getline(list, n, ',');) levels.push_back(std::stoull(n));
+  }
+  if (levels.empty()) levels.push_back(0);
+  uint64_t filled = 0;
   std::mt19937_64 rng(42);
   int case_no = 0;
-  for (const Case& c : cases) {
-    auto headers_for = [&]() {
-      std::vector<std::string> h = {Bearer(reader)};
-      uint64_t start = 0, end = c.size - 1;
-      if (c.range == ReconRange::kTrimmed) {
-        start = 1 + rng() % 64;
-        end = c.size - 2 - rng() % 64;
-      } else if (c.range == ReconRange::kRandom) {
-        start = rng() % c.size;
-        end = std::min(c.size - 1, start + rng() % kMaxRangeBytes);
-      }
-      if (c.range != ReconRange::kNone) {
-        h.push_back("Range: bytes=" + std::to_string(start) + "-" + std::to_string(end));
-      }
-      return h;
-    };
-    // No warm-up: a fresh server (empty caches, new SQLite connections, worker threads that
-    // have not allocated yet) and a new connection, and the first request is timed.
-    const auto t_start = Clock::now();
-    ServerProcess server(xetstore, data_dir);
-    const double start_ms = MsSince(t_start);
-    const double start_rss_mib = ProcessRssMiB(server.pid());
-    HttpClient http;
-    std::vector<double> ms;
-    size_t bytes = 0;
-    const double server_cpu0 = ProcessCpuMs(server.pid());
-    {
-      PerfRecording perf(
-          server.pid(),
-          perf_dir.empty() ? "" : perf_dir + "/recon-" + std::to_string(++case_no) + ".data");
-      const std::string url = server.url() + "/" + c.version + "/reconstructions/" + c.id;
-      for (size_t i = 0; i < requests; ++i) {
-        const auto headers = headers_for();  // outside the timed span
-        const auto t0 = Clock::now();
-        const auto res = http.Request("GET", url, headers, {}, false);
-        ms.push_back(MsSince(t0));
-        if (res.status != 200) {
-          throw std::runtime_error(c.name + ": HTTP " + std::to_string(res.status));
+  for (const uint64_t level : levels) {
+    if (level > filled) {
+      auto index = index_url.empty() ? OpenSqliteIndex(data_dir + "/index.sqlite")
+                                     : OpenPostgresIndex(index_url);
+      if (!index.ok()) throw std::runtime_error("open the index: " + index.status().ToString());
+      const auto t_fill = Clock::now();
+      FillIndex(**index, filled, level, static_cast<unsigned>(opts.GetSize("fill-threads", 64)));
+      Log("filled the index to " + std::to_string(level) + " files and xorbs in " +
+          std::to_string(static_cast<int>(MsSince(t_fill) / 1000)) + " s");
+      Emit({{"bench", "recon_fill"},
+            {"files", level},
+            {"xorbs", level},
+            {"fill_ms", MsSince(t_fill)}});
+      filled = level;
+    }
+    for (const Case& c : cases) {
+      auto headers_for = [&]() {
+        std::vector<std::string> h = {Bearer(reader)};
+        uint64_t start = 0, end = c.size - 1;
+        if (c.range == ReconRange::kTrimmed) {
+          start = 1 + rng() % 64;
+          end = c.size - 2 - rng() % 64;
+        } else if (c.range == ReconRange::kRandom) {
+          start = rng() % c.size;
+          end = std::min(c.size - 1, start + rng() % kMaxRangeBytes);
         }
-        bytes += res.body_bytes;
+        if (c.range != ReconRange::kNone) {
+          h.push_back("Range: bytes=" + std::to_string(start) + "-" + std::to_string(end));
+        }
+        return h;
+      };
+      // No warm-up: a fresh server (empty caches, new SQLite connections, worker threads that
+      // have not allocated yet) and a new connection, and the first request is timed.
+      const auto t_start = Clock::now();
+      ServerProcess server(xetstore, data_dir, index_url);
+      const double start_ms = MsSince(t_start);
+      const double start_rss_mib = ProcessRssMiB(server.pid());
+      HttpClient http;
+      std::vector<double> ms;
+      size_t bytes = 0;
+      const double server_cpu0 = ProcessCpuMs(server.pid());
+      {
+        PerfRecording perf(
+            server.pid(),
+            perf_dir.empty() ? "" : perf_dir + "/recon-" + std::to_string(++case_no) + ".data");
+        const std::string url = server.url() + "/" + c.version + "/reconstructions/" + c.id;
+        for (size_t i = 0; i < requests; ++i) {
+          const auto headers = headers_for();  // outside the timed span
+          const auto t0 = Clock::now();
+          const auto res = http.Request("GET", url, headers, {}, false);
+          ms.push_back(MsSince(t0));
+          if (res.status != 200) {
+            throw std::runtime_error(c.name + ": HTTP " + std::to_string(res.status));
+          }
+          bytes += res.body_bytes;
+        }
       }
+      const double server_cpu_ms = ProcessCpuMs(server.pid()) - server_cpu0;
+      // The uncached cases must not have been answered from the answer cache.
+      const uint64_t cache_hits = AnswerCacheCount(http, server, "hit");
+      if (c.range != ReconRange::kNone && cache_hits != 0) {
+        throw std::runtime_error(c.name + ": " + std::to_string(cache_hits) + " answer-cache hits");
+      }
+      // What the server did at start before listening (its cache warm-up line), if anything.
+      std::string warm_up;
+      const std::string server_log = server.Log();
+      if (std::smatch m;
+          std::regex_search(server_log, m, std::regex("xetstore: (cached [^\n]*)"))) {
+        warm_up = m[1];
+      }
+      const Summary s = Summarize(ms);
+      Emit({{"bench", "recon"},
+            {"case", c.name},
+            {"index", index_url.empty() ? "sqlite" : "postgres"},
+            {"filler_files", filled},
+            {"unit", "ms"},
+            {"stats", ToJson(s)},
+            {"first_ms", ms.front()},
+            {"head_ms",
+             std::vector<double>(ms.begin(), ms.begin() + std::min<size_t>(5, ms.size()))},
+            {"server_start_ms", start_ms},
+            {"server_rss_mib_at_start", start_rss_mib},
+            {"server_rss_mib_at_end", ProcessRssMiB(server.pid())},
+            {"server_warm_up", warm_up},
+            {"answer_cache_hits", cache_hits},
+            {"server_cpu_ms_per_request", server_cpu_ms / static_cast<double>(requests)},
+            {"mean_body_bytes", bytes / std::max<size_t>(1, requests)},
+            {"target", "p99 <= " + std::to_string(static_cast<int>(c.target_p99_ms)) + " ms"},
+            {"met", s.p99 <= c.target_p99_ms},
+            {"machine", Machine()}});
     }
-    const double server_cpu_ms = ProcessCpuMs(server.pid()) - server_cpu0;
-    // The uncached cases must not have been answered from the answer cache.
-    const uint64_t cache_hits = AnswerCacheCount(http, server, "hit");
-    if (c.range != ReconRange::kNone && cache_hits != 0) {
-      throw std::runtime_error(c.name + ": " + std::to_string(cache_hits) + " answer-cache hits");
-    }
-    // What the server did at start before listening (its cache warm-up line), if anything.
-    std::string warm_up;
-    const std::string server_log = server.Log();
-    if (std::smatch m; std::regex_search(server_log, m, std::regex("xetstore: (cached [^\n]*)"))) {
-      warm_up = m[1];
-    }
-    const Summary s = Summarize(ms);
-    Emit({{"bench", "recon"},
-          {"case", c.name},
-          {"unit", "ms"},
-          {"stats", ToJson(s)},
-          {"first_ms", ms.front()},
-          {"head_ms", std::vector<double>(ms.begin(), ms.begin() + std::min<size_t>(5, ms.size()))},
-          {"server_start_ms", start_ms},
-          {"server_rss_mib_at_start", start_rss_mib},
-          {"server_rss_mib_at_end", ProcessRssMiB(server.pid())},
-          {"server_warm_up", warm_up},
-          {"answer_cache_hits", cache_hits},
-          {"server_cpu_ms_per_request", server_cpu_ms / static_cast<double>(requests)},
-          {"mean_body_bytes", bytes / std::max<size_t>(1, requests)},
-          {"target", "p99 <= " + std::to_string(static_cast<int>(c.target_p99_ms)) + " ms"},
-          {"met", s.p99 <= c.target_p99_ms},
-          {"machine", Machine()}});
   }
 }
 
