@@ -43,7 +43,7 @@ void PrintReport(const GcReport& r, const std::string& grace) {
                 static_cast<unsigned long long>(r.pending_finished));
   }
   if (r.shards_unreadable > 0) {
-    std::printf("kept %llu shards whose objects do not parse (see xetstore fsck)\n",
+    std::printf("kept %llu shards whose objects are missing or do not parse (see xetstore fsck)\n",
                 static_cast<unsigned long long>(r.shards_unreadable));
   }
 }

@@ -107,8 +107,9 @@ Result<bool> GarbageCollector::ShardIsGarbage(const Hash& shard, uint64_t* size,
   *size = 0;
   auto bytes = objects_.Get(ShardKey(shard));
   if (!bytes.ok()) {
-    if (bytes.status().code() == Status::Code::kNotFound) return true;  // nothing to keep
-    return bytes.status();
+    if (bytes.status().code() != Status::Code::kNotFound) return bytes.status();
+    ++report.shards_unreadable;  // what its row records is unknown: fsck's to judge
+    return false;
   }
   *size = bytes->size();
   auto parsed = ParseShard(*bytes);

@@ -13,7 +13,7 @@
 //     (Index::RetireXorbs re-checks the stamp in the transaction that removes its rows), then
 //     its object is deleted and the pending deletion forgotten.
 //  4. Shards: every shard stamped before the cutoff none of whose files is still recorded
-//     (or whose object is gone) is retired the same way.
+//     is retired the same way (one whose object is missing or does not parse is kept).
 // An upload that registers a file after step 2 stamps every xorb the file references, so
 // step 3 keeps them; one whose xorb was retired first is refused by CommitShard. Crash-safe:
 // rows go before objects, and a retired object's key stays pending until it is deleted.
@@ -54,7 +54,8 @@ struct GcReport {
   uint64_t shards_scanned = 0;
   uint64_t shards_freed = 0;
   uint64_t shard_bytes_freed = 0;
-  uint64_t shards_unreadable = 0;  // old shards whose object does not parse: kept (see fsck)
+  uint64_t shards_unreadable = 0;  // old shards whose object is missing or does not parse:
+                                   // kept (see fsck)
   uint64_t pending_finished = 0;   // objects an interrupted earlier run left to delete
 };
 
@@ -74,7 +75,7 @@ class GarbageCollector {
   // Deletes the objects of `keys` (pending deletions), then forgets them.
   Status DeleteObjects(const std::vector<std::string>& keys);
   // Whether a shard stamped before the cutoff has no file left (dry run: counting the files
-  // step 1 would have freed as gone). *size gets the object's size (0 when it is missing).
+  // step 1 would have freed as gone). *size gets the object's size.
   Result<bool> ShardIsGarbage(const Hash& shard, uint64_t* size, GcReport& report);
 
   Index& index_;
