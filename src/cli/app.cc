@@ -11,6 +11,7 @@
 
 #include "cli/bucket_commands.h"
 #include "cli/cp_command.h"
+#include "cli/gc_command.h"
 #include "cli/hash_commands.h"
 #include "cli/ls_command.h"
 #include "cli/mount_command.h"
@@ -18,6 +19,7 @@
 #include "cli/remote_options.h"
 #include "cli/rm_command.h"
 #include "cli/serve_command.h"
+#include "cli/stats_command.h"
 #include "cli/sync_command.h"
 
 namespace xet::cli {
@@ -56,6 +58,8 @@ int RunApp(int argc, char** argv) {
   AddRemoteOptions(&app, remote.get());
   AddServeCommand(app, &exit_code);
   AddTokenCommands(app, &exit_code);
+  AddGcCommand(app, &exit_code);
+  AddStatsCommand(app, &exit_code);
   AddHashCommands(app, &exit_code);
   AddBucketCommands(app, remote, &exit_code);
   AddLsCommand(app, remote, &exit_code);

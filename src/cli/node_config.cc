@@ -1,5 +1,12 @@
 #include "cli/node_config.h"
 
+#include <cstdlib>
+#include <optional>
+
+#include "common/atomic_file.h"
+#include "store/s3/s3_object_store.h"
+#include "store/s3/s3_options.h"
+
 namespace xet::cli {
 
 bool NodeConfig::IndexIsPostgres() const {
@@ -18,6 +25,40 @@ Result<std::unique_ptr<Index>> OpenConfiguredIndex(const NodeConfig& config) {
   return OpenSqliteIndex(config.IndexPath());
 }
 
+namespace {
+
+// The S3 store's options: the flags, then the AWS_* environment.
+Result<S3Options> S3OptionsFrom(const NodeConfig& config) {
+  S3Options o;
+  XET_RETURN_IF_ERROR(ParseS3Url(config.objects_url, &o));
+  o.endpoint = config.s3_endpoint;
+  if (!config.s3_region.empty()) o.region = config.s3_region;
+  o.access_key = config.s3_access_key;
+  if (!config.s3_secret_file.empty()) {
+    XET_ASSIGN_OR_RETURN(std::string secret, ReadSmallFile(config.s3_secret_file));
+    while (!secret.empty() && (secret.back() == '\n' || secret.back() == ' ')) secret.pop_back();
+    o.secret_key = std::move(secret);
+  }
+  XET_RETURN_IF_ERROR(ApplyAwsEnvironment(
+      [](const char* name) -> std::optional<std::string> {
+        const char* v = std::getenv(name);
+        if (v == nullptr) return std::nullopt;
+        return std::string(v);
+      },
+      &o));
+  return o;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ObjectStore>> OpenConfiguredObjects(const NodeConfig& config) {
+  if (config.objects_url.starts_with("s3://")) {
+    XET_ASSIGN_OR_RETURN(S3Options s3, S3OptionsFrom(config));
+    return OpenS3ObjectStore(std::move(s3));
+  }
+  return OpenLocalObjectStore(config.ObjectsPath());
+}
+
 std::string NodeConfig::ObjectsPath() const {
   if (objects_url.empty()) return data_dir + "/objects";
   if (objects_url.starts_with("file://")) return objects_url.substr(7);
@@ -34,7 +75,7 @@ std::string NodeConfig::PublicUrl() const {
   return url;
 }
 
-void AddNodeOptions(CLI::App* cmd, NodeConfig* c, bool server_options) {
+void AddNodeOptions(CLI::App* cmd, NodeConfig* c, NodeOptions which) {
   cmd->add_option("--data-dir", c->data_dir,
                   "Directory holding the index, the objects, the signing secret and the admin "
                   "token")
@@ -50,13 +91,7 @@ void AddNodeOptions(CLI::App* cmd, NodeConfig* c, bool server_options) {
       ->envname("XETSTORE_INDEX_CONNECTIONS")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
-  if (!server_options) return;
-  cmd->add_option("--listen", c->listen, "Address and port to listen on")
-      ->envname("XETSTORE_LISTEN")
-      ->capture_default_str();
-  cmd->add_option("--public-url", c->public_url,
-                  "Base URL put in the URLs the server hands out (default http://<listen>)")
-      ->envname("XETSTORE_PUBLIC_URL");
+  if (which == NodeOptions::kIndex) return;
   cmd->add_option("--objects", c->objects_url,
                   "Object store: a directory (default <data-dir>/objects), or s3://BUCKET[/PREFIX] "
                   "for an S3-compatible store (see the --s3-* options)")
@@ -74,6 +109,13 @@ void AddNodeOptions(CLI::App* cmd, NodeConfig* c, bool server_options) {
   cmd->add_option("--s3-secret-file", c->s3_secret_file,
                   "File holding the S3 secret access key (default $AWS_SECRET_ACCESS_KEY)")
       ->envname("XETSTORE_S3_SECRET_FILE");
+  if (which == NodeOptions::kStorage) return;
+  cmd->add_option("--listen", c->listen, "Address and port to listen on")
+      ->envname("XETSTORE_LISTEN")
+      ->capture_default_str();
+  cmd->add_option("--public-url", c->public_url,
+                  "Base URL put in the URLs the server hands out (default http://<listen>)")
+      ->envname("XETSTORE_PUBLIC_URL");
   cmd->add_option("--secret-file", c->secret_file,
                   "Signing secret shared by the nodes of one deployment (default "
                   "<data-dir>/secret, created on first start)")

@@ -10,6 +10,7 @@
 #include "common/result.h"
 #include "server/auth/revocation_list.h"
 #include "store/index.h"
+#include "store/object_store.h"
 
 namespace xet::cli {
 
@@ -52,7 +53,14 @@ struct NodeConfig {
 // index_url with a pool of index_connections.
 Result<std::unique_ptr<Index>> OpenConfiguredIndex(const NodeConfig& config);
 
-// Adds --data-dir (and, with `server_options`, every serve option) to `cmd`.
-void AddNodeOptions(CLI::App* cmd, NodeConfig* config, bool server_options);
+// The object store `config` names: the directory ObjectsPath(), or the S3 bucket of an
+// s3:// objects_url (with the --s3-* options, then the AWS_* environment).
+Result<std::unique_ptr<ObjectStore>> OpenConfiguredObjects(const NodeConfig& config);
+
+// Which of a node's options a command takes: the index's (--data-dir, --index,
+// --index-connections), the storage's (those and --objects, --s3-*: operator commands such
+// as gc and fsck), or every serve option.
+enum class NodeOptions { kIndex, kStorage, kServe };
+void AddNodeOptions(CLI::App* cmd, NodeConfig* config, NodeOptions which);
 
 }  // namespace xet::cli

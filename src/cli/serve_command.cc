@@ -31,8 +31,6 @@
 #include "server/transfer/transfer_signer.h"
 #include "store/index.h"
 #include "store/object_store.h"
-#include "store/s3/s3_object_store.h"
-#include "store/s3/s3_options.h"
 
 namespace xet::cli {
 namespace {
@@ -64,28 +62,6 @@ Result<std::string> LoadOrCreateSecret(const std::string& path) {
   return secret;
 }
 
-// The S3 store's options: the flags, then the AWS_* environment.
-Result<S3Options> S3OptionsFrom(const NodeConfig& config) {
-  S3Options o;
-  XET_RETURN_IF_ERROR(ParseS3Url(config.objects_url, &o));
-  o.endpoint = config.s3_endpoint;
-  if (!config.s3_region.empty()) o.region = config.s3_region;
-  o.access_key = config.s3_access_key;
-  if (!config.s3_secret_file.empty()) {
-    XET_ASSIGN_OR_RETURN(std::string secret, ReadSmallFile(config.s3_secret_file));
-    while (!secret.empty() && (secret.back() == '\n' || secret.back() == ' ')) secret.pop_back();
-    o.secret_key = std::move(secret);
-  }
-  XET_RETURN_IF_ERROR(ApplyAwsEnvironment(
-      [](const char* name) -> std::optional<std::string> {
-        const char* v = std::getenv(name);
-        if (v == nullptr) return std::nullopt;
-        return std::string(v);
-      },
-      &o));
-  return o;
-}
-
 Result<Node> OpenNode(const NodeConfig& config, bool need_objects) {
   std::error_code ec;
   std::filesystem::create_directories(config.data_dir, ec);
@@ -94,12 +70,7 @@ Result<Node> OpenNode(const NodeConfig& config, bool need_objects) {
   Node node;
   XET_ASSIGN_OR_RETURN(node.index, OpenConfiguredIndex(config));
   if (need_objects) {
-    if (config.objects_url.starts_with("s3://")) {
-      XET_ASSIGN_OR_RETURN(S3Options s3, S3OptionsFrom(config));
-      XET_ASSIGN_OR_RETURN(node.objects, OpenS3ObjectStore(std::move(s3)));
-    } else {
-      XET_ASSIGN_OR_RETURN(node.objects, OpenLocalObjectStore(config.ObjectsPath()));
-    }
+    XET_ASSIGN_OR_RETURN(node.objects, OpenConfiguredObjects(config));
     XET_ASSIGN_OR_RETURN(node.secret, LoadOrCreateSecret(config.SecretPath()));
   }
   return node;
@@ -230,7 +201,7 @@ void AddServeCommand(CLI::App& app, int* exit_code) {
       "<data-dir>/admin-token).");
   auto config_file = std::make_shared<std::string>();
   AddConfigFileOption(serve, config_file.get());
-  AddNodeOptions(serve, config.get(), true);
+  AddNodeOptions(serve, config.get(), NodeOptions::kServe);
   serve->callback([serve, config, config_file, exit_code] {
     if (!config_file->empty()) {
       if (Status st = ApplyConfigFile(serve, *config_file); !st.ok()) {

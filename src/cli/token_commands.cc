@@ -116,7 +116,7 @@ void AddTokenCommands(CLI::App& app, int* exit_code) {
   CLI::App* token = app.add_subcommand(
       "token", "Manage the user tokens of a server node (works on its --data-dir directly)");
   token->require_subcommand(1);
-  AddNodeOptions(token, config.get(), false);
+  AddNodeOptions(token, config.get(), NodeOptions::kIndex);
 
   auto create_args = std::make_shared<CreateArgs>();
   CLI::App* create = token->add_subcommand(

@@ -123,6 +123,36 @@ class InstrumentedIndex final : public Index {
   Status RevokeToken(const std::string& id) override {
     return Count(inner_.RevokeToken(id), errors_, reporter_, StorageOp::kWrite, true);
   }
+  // Operator tools: not used by a serving node; forwarded unmeasured.
+  Result<int64_t> IndexClockMs() override { return inner_.IndexClockMs(); }
+  Status ForEachXorbRow(const std::function<Status(const GcXorbRow&)>& visit) override {
+    return inner_.ForEachXorbRow(visit);
+  }
+  Status ForEachFileRow(bool with_terms,
+                        const std::function<Status(const GcFileRow&)>& visit) override {
+    return inner_.ForEachFileRow(with_terms, visit);
+  }
+  Status ForEachShardRow(const std::function<Status(const GcShardRow&)>& visit) override {
+    return inner_.ForEachShardRow(visit);
+  }
+  Result<std::vector<Hash>> CollectFiles(std::span<const Hash> files, int64_t cutoff_ms,
+                                         bool dry_run) override {
+    return inner_.CollectFiles(files, cutoff_ms, dry_run);
+  }
+  Result<std::vector<Hash>> RetireXorbs(std::span<const Hash> xorbs, int64_t cutoff_ms,
+                                        bool dry_run) override {
+    return inner_.RetireXorbs(xorbs, cutoff_ms, dry_run);
+  }
+  Result<std::vector<Hash>> RetireShards(std::span<const Hash> shards, int64_t cutoff_ms,
+                                         bool dry_run) override {
+    return inner_.RetireShards(shards, cutoff_ms, dry_run);
+  }
+  Result<std::vector<std::string>> PendingDeletions(size_t limit) override {
+    return inner_.PendingDeletions(limit);
+  }
+  Status ForgetPendingDeletions(std::span<const std::string> keys) override {
+    return inner_.ForgetPendingDeletions(keys);
+  }
 
  private:
   Index& inner_;

@@ -155,6 +155,74 @@ class Index {
   virtual Result<std::vector<TokenRecord>> ListTokens() = 0;
   // Marks the token revoked. NotFound if no token has this id.
   virtual Status RevokeToken(const std::string& id) = 0;
+
+  // --- operator tools: gc/fsck ---
+  // What `xetstore gc` and `xetstore fsck` (store/ops/) use; never the request paths. The
+  // listings page through the index in id (or hash) order, a page per query, without one
+  // long snapshot: rows added while one runs may or may not be visited, rows removed by
+  // another caller may still be.
+  //
+  // Liveness stamps: every xorb, file and shard row carries `seen_at_ms`, the index clock
+  // (IndexClockMs) when the row was last stored, registered or handed out:
+  // - PutXorb stamps its xorb;
+  // - CommitShard stamps its shard, its files, and every xorb its CAS section or its files'
+  //   terms name; it checks, in the transaction that registers the files, that each of
+  //   those xorbs is stored (InvalidArgument "xorb H is not stored" otherwise), so a file
+  //   never references a xorb that RetireXorbs removed;
+  // - FindXorbsWithChunk stamps the xorbs it answers whose stamp is older than
+  //   kSeenStampRefreshMs (a dedup answer protects its xorbs for the grace period).
+  // Retired objects: RetireXorbs/RetireShards remove the rows of what they retire and record
+  // its object key as pending deletion in the same transaction. Until ForgetPendingDeletions
+  // drops the key (after the object was deleted), PutXorb of that xorb and CommitShard of that
+  // shard fail with Unavailable ("being deleted by gc; retry"): a re-upload can never land
+  // between gc's row deletion and its object deletion and be left without its object.
+
+  static constexpr int64_t kSeenStampRefreshMs = 60'000;
+
+  struct GcXorbRow {
+    Hash hash;
+    uint64_t object_size = 0;
+    int64_t seen_at_ms = 0;
+  };
+  struct GcFileRow {
+    Hash hash;
+    int64_t seen_at_ms = 0;
+    std::vector<FileTerm> terms;  // only when asked for
+  };
+  struct GcShardRow {
+    Hash hash;
+    int64_t seen_at_ms = 0;
+  };
+
+  // The clock the stamps are written with, in unix milliseconds (PostgreSQL: the database
+  // server's, so nodes' clocks do not matter; SQLite: this machine's).
+  virtual Result<int64_t> IndexClockMs() = 0;
+  // Every xorb, file (with its terms when `with_terms`) and shard row; stops at (and
+  // returns) the first error `visit` returns.
+  virtual Status ForEachXorbRow(const std::function<Status(const GcXorbRow&)>& visit) = 0;
+  virtual Status ForEachFileRow(bool with_terms,
+                                const std::function<Status(const GcFileRow&)>& visit) = 0;
+  virtual Status ForEachShardRow(const std::function<Status(const GcShardRow&)>& visit) = 0;
+  // Of `files`, those whose stamp is older than `cutoff_ms` and that no bucket entry points
+  // at lose their record and all their visibility, in one transaction (atomic with respect
+  // to ApplyBucketBatch: an entry added concurrently either keeps the file or fails as "file
+  // not found"). Returns the files removed; with `dry_run` the files that would be, changing
+  // nothing.
+  virtual Result<std::vector<Hash>> CollectFiles(std::span<const Hash> files, int64_t cutoff_ms,
+                                                 bool dry_run) = 0;
+  // Of `xorbs`, those whose stamp is older than `cutoff_ms` lose their record, visibility and
+  // dedup rows, and their object keys become pending deletions, in one transaction. The
+  // caller has established that no file references them (a reference registered later
+  // stamps the xorb, which keeps it). Returns the xorbs retired (dry_run: would be).
+  virtual Result<std::vector<Hash>> RetireXorbs(std::span<const Hash> xorbs, int64_t cutoff_ms,
+                                                bool dry_run) = 0;
+  // As RetireXorbs for shard rows (the caller has established their files are gone).
+  virtual Result<std::vector<Hash>> RetireShards(std::span<const Hash> shards, int64_t cutoff_ms,
+                                                 bool dry_run) = 0;
+  // Object keys pending deletion (at most `limit`, in key order), and their removal once the
+  // objects are deleted.
+  virtual Result<std::vector<std::string>> PendingDeletions(size_t limit) = 0;
+  virtual Status ForgetPendingDeletions(std::span<const std::string> keys) = 0;
 };
 
 // The embedded default: one SQLite database file (WAL, synchronous=FULL, schema migrations

@@ -9,7 +9,7 @@ namespace xet {
 namespace {
 
 // Append only: never edit a migration that has shipped.
-constexpr std::array<const char*, 1> kPgMigrations = {
+constexpr std::array<const char*, 2> kPgMigrations = {
     // 1: the whole index as of SQLite schema 3.
     R"sql(
 CREATE TABLE xorbs(
@@ -86,6 +86,23 @@ CREATE TABLE bucket_entries(
   PRIMARY KEY(bucket_id, path)
 );
 CREATE INDEX bucket_entries_by_file ON bucket_entries(bucket_id, file_hash);
+)sql",
+    // 2: garbage collection (index.h, "operator tools"): as SQLite schema 4. Rows that exist
+    // at the upgrade count as seen then (the column's default at the ALTER, then dropped).
+    R"sql(
+ALTER TABLE xorbs ADD COLUMN seen_at_ms BIGINT NOT NULL
+  DEFAULT (extract(epoch from now()) * 1000)::bigint;
+ALTER TABLE xorbs ALTER COLUMN seen_at_ms DROP DEFAULT;
+ALTER TABLE files ADD COLUMN seen_at_ms BIGINT NOT NULL
+  DEFAULT (extract(epoch from now()) * 1000)::bigint;
+ALTER TABLE files ALTER COLUMN seen_at_ms DROP DEFAULT;
+ALTER TABLE shards ADD COLUMN seen_at_ms BIGINT NOT NULL
+  DEFAULT (extract(epoch from now()) * 1000)::bigint;
+ALTER TABLE shards ALTER COLUMN seen_at_ms DROP DEFAULT;
+CREATE TABLE gc_pending(
+  object_key TEXT COLLATE "C" PRIMARY KEY,
+  retired_at_ms BIGINT NOT NULL
+);
 )sql",
 };
 

@@ -36,4 +36,9 @@ int PostgresSchemaVersion();
 // Brings the schema up to date on `conn` (no transaction open).
 Status MigratePostgresSchema(PgConnection& conn);
 
+// SQL for the database server's clock in unix milliseconds: what the seen_at_ms stamps
+// (migration 2) are written with, so the nodes' own clocks never matter.
+inline constexpr const char* kPgClockMsSql =
+    "(extract(epoch from clock_timestamp()) * 1000)::bigint";
+
 }  // namespace xet

@@ -8,6 +8,8 @@
 
 #include "format/merkle.h"
 #include "store/index_blobs.h"
+#include "store/index_support.h"
+#include "store/object_store.h"
 #include "store/postgres/pg_schema.h"
 
 namespace xet {
@@ -26,14 +28,6 @@ Result<int64_t> ToPgInt(uint64_t v, const char* what) {
 
 int64_t PgLimit(size_t limit) {
   return limit > static_cast<size_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(limit);
-}
-
-std::vector<Hash> SortedUnique(std::vector<Hash> v) {
-  std::sort(v.begin(), v.end(), [](const Hash& a, const Hash& b) {
-    return std::lexicographical_compare(a.data(), a.data() + 32, b.data(), b.data() + 32);
-  });
-  v.erase(std::unique(v.begin(), v.end()), v.end());
-  return v;
 }
 
 std::vector<std::string> ScopeArray(std::span<const Scope> scopes) {
@@ -57,6 +51,45 @@ Result<FileRecord> ReadFileRow(const PgResult& r, int row, int col) {
     XET_ASSIGN_OR_RETURN(rec.sha256, r.HashAt(row, col + 3, "file sha256"));
   }
   return rec;
+}
+
+// Unavailable: `key`'s object is pending deletion by gc (index.h, "operator tools").
+Status PendingDeletion(const std::string& key) {
+  return Status::Unavailable(key + " is being deleted by gc; retry");
+}
+
+Status RefusePendingDeletion(PgConnection& conn, const std::string& key) {
+  XET_ASSIGN_OR_RETURN(PgResult r, conn.Exec("SELECT 1 FROM gc_pending WHERE object_key = $1",
+                                             PgParams().Text(key)));
+  return r.rows() > 0 ? PendingDeletion(key) : Status::Ok();
+}
+
+// Raises the stamps of `xorbs` to the database clock, locking their rows until the
+// transaction ends; returns those that exist.
+Result<std::vector<Hash>> StampXorbs(PgConnection& conn, std::span<const Hash> xorbs) {
+  XET_ASSIGN_OR_RETURN(
+      PgResult r, conn.Exec(std::string("UPDATE xorbs SET seen_at_ms = GREATEST(seen_at_ms, ") +
+                                kPgClockMsSql + ") WHERE hash = ANY($1::bytea[]) RETURNING hash",
+                            PgParams().HashArray(xorbs)));
+  std::vector<Hash> stamped;
+  for (int row = 0; row < r.rows(); ++row) {
+    XET_ASSIGN_OR_RETURN(Hash h, r.HashAt(row, 0, "xorb hash"));
+    stamped.push_back(h);
+  }
+  return stamped;
+}
+
+// The first of `wanted` (sorted) that `found` lacks, if any.
+std::optional<Hash> FirstMissing(std::span<const Hash> wanted, std::vector<Hash> found) {
+  found = SortedUniqueHashes(std::move(found));
+  for (const Hash& h : wanted) {
+    if (!std::binary_search(found.begin(), found.end(), h, [](const Hash& a, const Hash& b) {
+          return std::lexicographical_compare(a.data(), a.data() + 32, b.data(), b.data() + 32);
+        })) {
+      return h;
+    }
+  }
+  return std::nullopt;
 }
 
 constexpr const char* kPgTokenColumns =
@@ -124,28 +157,30 @@ Result<std::unique_ptr<PostgresIndex>> PostgresIndex::Open(const std::string& ur
 Result<bool> PostgresIndex::PutXorb(const XorbRecord& xorb, const Scope& scope) {
   XET_ASSIGN_OR_RETURN(const int64_t object_size, ToPgInt(xorb.object_size, "xorb size"));
   const std::vector<uint8_t> chunks = EncodeChunkRows(xorb.chunks);
-  std::vector<Hash> eligible;
-  for (size_t i = 0; i < xorb.chunks.size(); ++i) {
-    if (i == 0 || IsGlobalDedupEligible(xorb.chunks[i].hash))
-      eligible.push_back(xorb.chunks[i].hash);
-  }
-  eligible = SortedUnique(std::move(eligible));
+  const std::vector<Hash> eligible = DedupIndexedChunks(xorb);
   bool created = false;
+  const std::string key = XorbKey(xorb.hash);
   Status st =
       pool_->RunTransaction(PgIsolation::kReadCommitted, false, [&](PgConnection& conn) -> Status {
         XET_ASSIGN_OR_RETURN(
             PgResult ins,
-            conn.Exec("INSERT INTO xorbs(hash, object_size, chunks) VALUES($1, $2, $3) "
-                      "ON CONFLICT(hash) DO NOTHING RETURNING id",
+            conn.Exec(std::string("INSERT INTO xorbs(hash, object_size, chunks, seen_at_ms) "
+                                  "VALUES($1, $2, $3, ") +
+                          kPgClockMsSql + ") ON CONFLICT(hash) DO NOTHING RETURNING id",
                       PgParams().Hash(xorb.hash).Int(object_size).Bytes(chunks)));
         created = ins.rows() == 1;
-        if (created && !eligible.empty()) {
+        if (!created) {
+          XET_ASSIGN_OR_RETURN(const std::vector<Hash> stamped, StampXorbs(conn, {&xorb.hash, 1}));
+          if (stamped.empty()) return PendingDeletion(key);  // gc retired it meanwhile
+        } else if (!eligible.empty()) {
           XET_RETURN_IF_ERROR(
               conn.Exec("INSERT INTO dedup_chunks(chunk_hash, xorb_hash, seq) "
                         "SELECT c, $2, $3 FROM unnest($1::bytea[]) c ON CONFLICT DO NOTHING",
                         PgParams().HashArray(eligible).Hash(xorb.hash).Int(ins.Int(0, 0)))
                   .status());
         }
+        // After the row is inserted or locked: a retirement that committed first is seen.
+        XET_RETURN_IF_ERROR(RefusePendingDeletion(conn, key));
         return conn
             .Exec("INSERT INTO xorb_scopes(xorb_hash, scope) VALUES($1, $2) ON CONFLICT DO NOTHING",
                   PgParams().Hash(xorb.hash).Text(scope))
@@ -231,6 +266,12 @@ Result<ShardCommitResult> PostgresIndex::CommitShard(const ShardCommit& commit) 
     return std::lexicographical_compare(a->file_hash.data(), a->file_hash.data() + 32,
                                         b->file_hash.data(), b->file_hash.data() + 32);
   });
+  // Each file once: the upsert below may not touch one row twice.
+  files.erase(std::unique(files.begin(), files.end(),
+                          [](const FileRecord* a, const FileRecord* b) {
+                            return a->file_hash == b->file_hash;
+                          }),
+              files.end());
   std::vector<Hash> hashes;
   std::vector<int64_t> sizes;
   std::vector<std::optional<std::vector<uint8_t>>> terms, shas;
@@ -245,32 +286,44 @@ Result<ShardCommitResult> PostgresIndex::CommitShard(const ShardCommit& commit) 
       shas.emplace_back(std::nullopt);
     }
   }
-  const std::vector<Hash> xorbs = SortedUnique(commit.xorbs);
+  const std::vector<Hash> xorbs = SortedUniqueHashes(commit.xorbs);
+  const std::vector<Hash> named = XorbsNamedBy(commit);
+  const std::string shard_key = ShardKey(commit.shard_hash);
   const int64_t now = static_cast<int64_t>(std::time(nullptr));
   bool registered = false;
   Status st =
       pool_->RunTransaction(PgIsolation::kReadCommitted, false, [&](PgConnection& conn) -> Status {
-        if (!xorbs.empty()) {
-          XET_ASSIGN_OR_RETURN(PgResult missing,
-                               conn.Exec("SELECT x FROM unnest($1::bytea[]) x WHERE NOT EXISTS("
-                                         "SELECT 1 FROM xorbs WHERE hash = x) LIMIT 1",
-                                         PgParams().HashArray(xorbs)));
-          if (missing.rows() > 0) {
-            XET_ASSIGN_OR_RETURN(Hash h, missing.HashAt(0, 0, "xorb hash"));
-            return Status::InvalidArgument("xorb " + h.ToHex() + " is not in the index");
+        // Stamped (and locked) in the transaction that registers the files: a xorb gc retired
+        // before this point is refused, one it would retire after sees the fresh stamp.
+        if (!named.empty()) {
+          XET_ASSIGN_OR_RETURN(std::vector<Hash> stamped, StampXorbs(conn, named));
+          if (auto missing = FirstMissing(named, std::move(stamped))) {
+            return Status::InvalidArgument("xorb " + missing->ToHex() + " is not in the index");
           }
         }
         XET_ASSIGN_OR_RETURN(
             PgResult shard,
-            conn.Exec("INSERT INTO shards(hash, scope, created_at) VALUES($1, $2, $3) "
-                      "ON CONFLICT DO NOTHING",
+            conn.Exec(std::string("INSERT INTO shards(hash, scope, created_at, seen_at_ms) "
+                                  "VALUES($1, $2, $3, ") +
+                          kPgClockMsSql + ") ON CONFLICT DO NOTHING",
                       PgParams().Hash(commit.shard_hash).Text(commit.scope).Int(now)));
         registered = shard.Affected() == 1;
+        if (!registered) {
+          XET_RETURN_IF_ERROR(
+              conn.Exec(std::string("UPDATE shards SET seen_at_ms = GREATEST(seen_at_ms, ") +
+                            kPgClockMsSql + ") WHERE hash = $1",
+                        PgParams().Hash(commit.shard_hash))
+                  .status());
+        }
+        XET_RETURN_IF_ERROR(RefusePendingDeletion(conn, shard_key));
         if (!hashes.empty()) {
           XET_RETURN_IF_ERROR(
-              conn.Exec("INSERT INTO files(hash, size, terms, sha256) SELECT * FROM "
-                        "unnest($1::bytea[], $2::int8[], $3::bytea[], $4::bytea[]) "
-                        "ON CONFLICT(hash) DO NOTHING",
+              conn.Exec(std::string("INSERT INTO files(hash, size, terms, sha256, seen_at_ms) "
+                                    "SELECT h, s, t, sh, ") +
+                            kPgClockMsSql +
+                            " FROM unnest($1::bytea[], $2::int8[], $3::bytea[], $4::bytea[]) "
+                            "AS u(h, s, t, sh) ON CONFLICT(hash) DO UPDATE SET "
+                            "seen_at_ms = GREATEST(files.seen_at_ms, excluded.seen_at_ms)",
                         PgParams()
                             .HashArray(hashes)
                             .IntArray(sizes)
@@ -337,21 +390,39 @@ Result<std::vector<Hash>> PostgresIndex::FindXorbsWithChunk(const Hash& chunk_ha
   const std::vector<std::string> scope_array = ScopeArray(scopes);
   PgParams params;
   params.Hash(chunk_hash).Int(PgLimit(limit));
-  std::string sql;
-  if (scopes.empty()) {
-    sql = "SELECT xorb_hash FROM dedup_chunks WHERE chunk_hash = $1 ORDER BY seq DESC LIMIT $2";
-  } else {
-    sql =
-        "SELECT d.xorb_hash FROM dedup_chunks d WHERE d.chunk_hash = $1 AND EXISTS("
-        "SELECT 1 FROM xorb_scopes s WHERE s.xorb_hash = d.xorb_hash AND "
-        "s.scope = ANY($3::text[])) ORDER BY d.seq DESC LIMIT $2";
+  // Column 1: whether the xorb's stamp needs refreshing.
+  std::string sql = std::string("SELECT d.xorb_hash, x.seen_at_ms < ") + kPgClockMsSql + " - " +
+                    std::to_string(kSeenStampRefreshMs) +
+                    " FROM dedup_chunks d JOIN xorbs x ON x.hash = d.xorb_hash "
+                    "WHERE d.chunk_hash = $1 ";
+  if (!scopes.empty()) {
+    sql +=
+        "AND EXISTS(SELECT 1 FROM xorb_scopes s WHERE s.xorb_hash = d.xorb_hash AND "
+        "s.scope = ANY($3::text[])) ";
     params.TextArray(scope_array);
   }
+  sql += "ORDER BY d.seq DESC LIMIT $2";
   XET_ASSIGN_OR_RETURN(PgResult r, pool_->ExecOnce(sql, params));
+  std::vector<Hash> stale;
   for (int row = 0; row < r.rows(); ++row) {
     XET_ASSIGN_OR_RETURN(Hash h, r.HashAt(row, 0, "dedup xorb hash"));
     xorbs.push_back(h);
+    if (r.Bool(row, 1)) stale.push_back(h);
   }
+  if (stale.empty()) return xorbs;
+  // Handing a xorb out counts as seeing it (index.h): one gc retired meanwhile is left out.
+  std::vector<Hash> stamped;
+  Status st =
+      pool_->RunTransaction(PgIsolation::kReadCommitted, false, [&](PgConnection& conn) -> Status {
+        XET_ASSIGN_OR_RETURN(stamped, StampXorbs(conn, SortedUniqueHashes(stale)));
+        return Status::Ok();
+      });
+  XET_RETURN_IF_ERROR(st.WithContext("stamp dedup answer"));
+  stamped = SortedUniqueHashes(std::move(stamped));
+  std::erase_if(xorbs, [&](const Hash& h) {
+    return std::find(stale.begin(), stale.end(), h) != stale.end() &&
+           std::find(stamped.begin(), stamped.end(), h) == stamped.end();
+  });
   return xorbs;
 }
 

@@ -1,5 +1,6 @@
 #include "store/sqlite/sqlite_index.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <ctime>
 #include <string>
@@ -7,6 +8,8 @@
 
 #include "format/merkle.h"
 #include "store/index_blobs.h"
+#include "store/index_support.h"
+#include "store/object_store.h"
 #include "store/sqlite/sqlite_schema.h"
 #include "store/sqlite/sqlite_values.h"
 
@@ -71,6 +74,27 @@ Status AddXorbScope(SqliteDb& db, const Hash& xorb, const Scope& scope) {
     return Status::InvalidArgument("xorb " + xorb.ToHex() + " is not in the index");
   }
   return st;
+}
+
+// Unavailable when `key`'s object is pending deletion by gc (index.h, "operator tools").
+Status RefusePendingDeletion(SqliteDb& db, const std::string& key) {
+  XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
+                       db.Prepare("SELECT 1 FROM gc_pending WHERE object_key = ?1"));
+  XET_RETURN_IF_ERROR(stmt->BindText(1, key));
+  XET_ASSIGN_OR_RETURN(bool pending, stmt->Step());
+  if (pending) return Status::Unavailable(key + " is being deleted by gc; retry");
+  return Status::Ok();
+}
+
+// Raises the stamp of xorb `h` to `now_ms`; false if the xorb is not in the index.
+Result<bool> StampXorb(SqliteDb& db, const Hash& h, int64_t now_ms) {
+  XET_ASSIGN_OR_RETURN(
+      ScopedStatement stmt,
+      db.Prepare("UPDATE xorbs SET seen_at_ms = max(seen_at_ms, ?2) WHERE hash = ?1"));
+  XET_RETURN_IF_ERROR(stmt->BindBlob(1, HashBytes(h)));
+  XET_RETURN_IF_ERROR(stmt->BindInt64(2, now_ms));
+  XET_RETURN_IF_ERROR(stmt->Run());
+  return db.Changes() == 1;
 }
 
 constexpr const char* kTokenColumns =
@@ -138,24 +162,27 @@ Result<std::unique_ptr<SqliteIndex>> SqliteIndex::Open(const std::string& path,
 Result<bool> SqliteIndex::PutXorb(const XorbRecord& xorb, const Scope& scope) {
   XET_ASSIGN_OR_RETURN(const int64_t object_size, ToSqlInt(xorb.object_size, "xorb size"));
   const std::vector<uint8_t> chunks = EncodeChunkRows(xorb.chunks);
-  std::vector<Hash> eligible;
-  for (size_t i = 0; i < xorb.chunks.size(); ++i) {
-    if (i == 0 || IsGlobalDedupEligible(xorb.chunks[i].hash))
-      eligible.push_back(xorb.chunks[i].hash);
-  }
+  const std::vector<Hash> eligible = DedupIndexedChunks(xorb);
   bool created = false;
+  const int64_t now_ms = WallClockMs();
+  const std::string key = XorbKey(xorb.hash);
   Status st = writer_->Submit([&](SqliteDb& db) -> Status {
     created = false;
+    XET_RETURN_IF_ERROR(RefusePendingDeletion(db, key));
     {
       XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
-                           db.Prepare("INSERT INTO xorbs(hash, object_size, chunks) "
-                                      "VALUES(?1, ?2, ?3) ON CONFLICT(hash) DO NOTHING"));
+                           db.Prepare("INSERT INTO xorbs(hash, object_size, chunks, seen_at_ms) "
+                                      "VALUES(?1, ?2, ?3, ?4) ON CONFLICT(hash) DO NOTHING"));
       XET_RETURN_IF_ERROR(stmt->BindBlob(1, HashBytes(xorb.hash)));
       XET_RETURN_IF_ERROR(stmt->BindInt64(2, object_size));
       XET_RETURN_IF_ERROR(stmt->BindBlob(3, chunks));
+      XET_RETURN_IF_ERROR(stmt->BindInt64(4, now_ms));
       XET_RETURN_IF_ERROR(stmt->Run());
     }
-    if (db.Changes() == 1) {
+    if (db.Changes() == 0) {
+      XET_ASSIGN_OR_RETURN(bool stamped, StampXorb(db, xorb.hash, now_ms));
+      (void)stamped;  // the row exists: the insert conflicted on it
+    } else {
       created = true;
       const int64_t seq = db.LastInsertRowid();
       XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
@@ -247,22 +274,42 @@ Result<ShardCommitResult> SqliteIndex::CommitShard(const ShardCommit& commit) {
     files.push_back({&f, size, EncodeFileTerms(f.terms)});
   }
   const int64_t now = static_cast<int64_t>(std::time(nullptr));
+  const int64_t now_ms = WallClockMs();
+  const std::string shard_key = ShardKey(commit.shard_hash);
+  const std::vector<Hash> stamped_xorbs = XorbsNamedBy(commit);
   bool registered = false;
   Status st = writer_->Submit([&](SqliteDb& db) -> Status {
+    XET_RETURN_IF_ERROR(RefusePendingDeletion(db, shard_key));
+    // Stamped and checked in the transaction that registers the files: a xorb gc retired
+    // before this point is refused, one it would retire after sees the fresh stamp.
+    for (const Hash& xorb : stamped_xorbs) {
+      XET_ASSIGN_OR_RETURN(bool stored, StampXorb(db, xorb, now_ms));
+      if (!stored) return Status::InvalidArgument("xorb " + xorb.ToHex() + " is not in the index");
+    }
     {
       XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
-                           db.Prepare("INSERT INTO shards(hash, scope, created_at) "
-                                      "VALUES(?1, ?2, ?3) ON CONFLICT DO NOTHING"));
+                           db.Prepare("INSERT INTO shards(hash, scope, created_at, seen_at_ms) "
+                                      "VALUES(?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING"));
       XET_RETURN_IF_ERROR(stmt->BindBlob(1, HashBytes(commit.shard_hash)));
       XET_RETURN_IF_ERROR(stmt->BindText(2, commit.scope));
       XET_RETURN_IF_ERROR(stmt->BindInt64(3, now));
+      XET_RETURN_IF_ERROR(stmt->BindInt64(4, now_ms));
       XET_RETURN_IF_ERROR(stmt->Run());
       registered = db.Changes() == 1;
     }
+    if (!registered) {
+      XET_ASSIGN_OR_RETURN(
+          ScopedStatement stmt,
+          db.Prepare("UPDATE shards SET seen_at_ms = max(seen_at_ms, ?2) WHERE hash = ?1"));
+      XET_RETURN_IF_ERROR(stmt->BindBlob(1, HashBytes(commit.shard_hash)));
+      XET_RETURN_IF_ERROR(stmt->BindInt64(2, now_ms));
+      XET_RETURN_IF_ERROR(stmt->Run());
+    }
     {
       XET_ASSIGN_OR_RETURN(ScopedStatement file_stmt,
-                           db.Prepare("INSERT INTO files(hash, size, terms, sha256) "
-                                      "VALUES(?1, ?2, ?3, ?4) ON CONFLICT(hash) DO NOTHING"));
+                           db.Prepare("INSERT INTO files(hash, size, terms, sha256, seen_at_ms) "
+                                      "VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT(hash) DO UPDATE SET "
+                                      "seen_at_ms = max(seen_at_ms, excluded.seen_at_ms)"));
       XET_ASSIGN_OR_RETURN(ScopedStatement scope_stmt,
                            db.Prepare("INSERT INTO file_scopes(file_hash, scope) "
                                       "VALUES(?1, ?2) ON CONFLICT DO NOTHING"));
@@ -276,6 +323,7 @@ Result<ShardCommitResult> SqliteIndex::CommitShard(const ShardCommit& commit) {
         } else {
           XET_RETURN_IF_ERROR(file_stmt->BindNull(4));
         }
+        XET_RETURN_IF_ERROR(file_stmt->BindInt64(5, now_ms));
         XET_RETURN_IF_ERROR(file_stmt->Run());
         file_stmt->Reset();
         XET_RETURN_IF_ERROR(scope_stmt->BindBlob(1, HashBytes(f.file_hash)));
@@ -348,26 +396,47 @@ Result<std::vector<Hash>> SqliteIndex::FindXorbsWithChunk(const Hash& chunk_hash
   std::vector<Hash> xorbs;
   if (limit == 0) return xorbs;
   const int64_t sql_limit = SqlLimit(limit);
-  auto lease = lookups_->Acquire();
-  const std::string json = ScopesAsJson(scopes);
-  XET_ASSIGN_OR_RETURN(
-      ScopedStatement stmt,
-      lease.db().Prepare(
-          scopes.empty()
-              ? "SELECT xorb_hash FROM dedup_chunks WHERE chunk_hash = ?1 "
-                "ORDER BY seq DESC LIMIT ?2"
-              : "SELECT d.xorb_hash FROM dedup_chunks d WHERE d.chunk_hash = ?1 AND EXISTS("
-                "SELECT 1 FROM xorb_scopes s WHERE s.xorb_hash = d.xorb_hash AND s.scope IN "
-                "(SELECT value FROM json_each(?3))) ORDER BY d.seq DESC LIMIT ?2"));
-  XET_RETURN_IF_ERROR(stmt->BindBlob(1, HashBytes(chunk_hash)));
-  XET_RETURN_IF_ERROR(stmt->BindInt64(2, sql_limit));
-  if (!scopes.empty()) XET_RETURN_IF_ERROR(stmt->BindText(3, json));
-  while (true) {
-    XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
-    if (!row) break;
-    XET_ASSIGN_OR_RETURN(Hash h, HashColumn(*stmt, 0, "dedup xorb hash"));
-    xorbs.push_back(h);
+  const int64_t now_ms = WallClockMs();
+  std::vector<Hash> stale;  // answered xorbs whose stamp needs refreshing
+  {
+    auto lease = lookups_->Acquire();
+    const std::string json = ScopesAsJson(scopes);
+    XET_ASSIGN_OR_RETURN(
+        ScopedStatement stmt,
+        lease.db().Prepare(
+            scopes.empty()
+                ? "SELECT d.xorb_hash, x.seen_at_ms FROM dedup_chunks d JOIN xorbs x "
+                  "ON x.hash = d.xorb_hash WHERE d.chunk_hash = ?1 ORDER BY d.seq DESC LIMIT ?2"
+                : "SELECT d.xorb_hash, x.seen_at_ms FROM dedup_chunks d JOIN xorbs x "
+                  "ON x.hash = d.xorb_hash WHERE d.chunk_hash = ?1 AND EXISTS("
+                  "SELECT 1 FROM xorb_scopes s WHERE s.xorb_hash = d.xorb_hash AND s.scope IN "
+                  "(SELECT value FROM json_each(?3))) ORDER BY d.seq DESC LIMIT ?2"));
+    XET_RETURN_IF_ERROR(stmt->BindBlob(1, HashBytes(chunk_hash)));
+    XET_RETURN_IF_ERROR(stmt->BindInt64(2, sql_limit));
+    if (!scopes.empty()) XET_RETURN_IF_ERROR(stmt->BindText(3, json));
+    while (true) {
+      XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
+      if (!row) break;
+      XET_ASSIGN_OR_RETURN(Hash h, HashColumn(*stmt, 0, "dedup xorb hash"));
+      xorbs.push_back(h);
+      if (stmt->ColumnInt64(1) < now_ms - kSeenStampRefreshMs) stale.push_back(h);
+    }
   }
+  if (stale.empty()) return xorbs;
+  // Handing a xorb out counts as seeing it (index.h): a xorb gc retired meanwhile is left
+  // out of the answer.
+  std::vector<Hash> gone;
+  Status st = writer_->Submit([&](SqliteDb& db) -> Status {
+    gone.clear();
+    for (const Hash& h : stale) {
+      XET_ASSIGN_OR_RETURN(bool stored, StampXorb(db, h, now_ms));
+      if (!stored) gone.push_back(h);
+    }
+    return Status::Ok();
+  });
+  XET_RETURN_IF_ERROR(st.WithContext("stamp dedup answer"));
+  std::erase_if(
+      xorbs, [&](const Hash& h) { return std::find(gone.begin(), gone.end(), h) != gone.end(); });
   return xorbs;
 }
 

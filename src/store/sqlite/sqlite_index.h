@@ -77,6 +77,21 @@ class SqliteIndex final : public Index {
   Result<std::vector<TokenRecord>> ListTokens() override;
   Status RevokeToken(const std::string& id) override;
 
+  // Operator tools: gc/fsck (sqlite_operator_tools.cc).
+  Result<int64_t> IndexClockMs() override;
+  Status ForEachXorbRow(const std::function<Status(const GcXorbRow&)>& visit) override;
+  Status ForEachFileRow(bool with_terms,
+                        const std::function<Status(const GcFileRow&)>& visit) override;
+  Status ForEachShardRow(const std::function<Status(const GcShardRow&)>& visit) override;
+  Result<std::vector<Hash>> CollectFiles(std::span<const Hash> files, int64_t cutoff_ms,
+                                         bool dry_run) override;
+  Result<std::vector<Hash>> RetireXorbs(std::span<const Hash> xorbs, int64_t cutoff_ms,
+                                        bool dry_run) override;
+  Result<std::vector<Hash>> RetireShards(std::span<const Hash> shards, int64_t cutoff_ms,
+                                         bool dry_run) override;
+  Result<std::vector<std::string>> PendingDeletions(size_t limit) override;
+  Status ForgetPendingDeletions(std::span<const std::string> keys) override;
+
   // Group-commit counters (committed transactions, operations in them).
   SqliteGroupCommitter::Stats WriteStats() const { return writer_->stats(); }
 

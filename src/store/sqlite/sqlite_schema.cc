@@ -9,7 +9,7 @@ namespace xet {
 namespace {
 
 // Append only: never edit a migration that has shipped.
-constexpr std::array<const char*, 3> kMigrations = {
+constexpr std::array<const char*, 4> kMigrations = {
     // 1: initial schema.
     R"sql(
 CREATE TABLE xorbs(
@@ -101,6 +101,22 @@ CREATE INDEX shards_by_scope ON shards(scope);
 ALTER TABLE buckets ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE bucket_entries ADD COLUMN kind INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE bucket_entries ADD COLUMN posix TEXT;
+)sql",
+    // 4: garbage collection (index.h, "operator tools"). seen_at_ms is when a row was last
+    // stored, registered or handed out (unix ms); rows that exist at the upgrade count as
+    // seen then, so they get a full grace period. gc_pending holds the object keys whose rows
+    // gc removed and whose objects it has not yet confirmed deleted.
+    R"sql(
+ALTER TABLE xorbs ADD COLUMN seen_at_ms INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE files ADD COLUMN seen_at_ms INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE shards ADD COLUMN seen_at_ms INTEGER NOT NULL DEFAULT 0;
+UPDATE xorbs SET seen_at_ms = CAST(strftime('%s', 'now') AS INTEGER) * 1000;
+UPDATE files SET seen_at_ms = CAST(strftime('%s', 'now') AS INTEGER) * 1000;
+UPDATE shards SET seen_at_ms = CAST(strftime('%s', 'now') AS INTEGER) * 1000;
+CREATE TABLE gc_pending(
+  object_key TEXT PRIMARY KEY,
+  retired_at_ms INTEGER NOT NULL
+) WITHOUT ROWID;
 )sql",
 };
 

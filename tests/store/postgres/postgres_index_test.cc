@@ -90,6 +90,31 @@ TEST_F(PostgresIndexTest, ConcurrentOpensOfAnEmptyDatabaseMigrateOnce) {
   EXPECT_EQ(QueryInt("SELECT version FROM schema_version"), PostgresSchemaVersion());
 }
 
+TEST_F(PostgresIndexTest, AVersion1DatabaseGainsStampsOfTheUpgrade) {
+  {
+    auto index = Open();
+    ASSERT_NE(index, nullptr);
+    ASSERT_TRUE(index->PutXorb(MakeXorb(1), "ns/a").ok());
+  }
+  // Turn the database back into what a version-1 binary left behind.
+  ASSERT_EQ(server_.Exec(db_,
+                         "ALTER TABLE xorbs DROP COLUMN seen_at_ms; ALTER TABLE files DROP COLUMN "
+                         "seen_at_ms; ALTER TABLE shards DROP COLUMN seen_at_ms; DROP TABLE "
+                         "gc_pending; UPDATE schema_version SET version = 1"),
+            "");
+  auto index = Open();
+  ASSERT_NE(index, nullptr);
+  EXPECT_EQ(QueryInt("SELECT version FROM schema_version"), PostgresSchemaVersion());
+  // The xorb counts as seen at the upgrade: an hour's grace keeps it.
+  auto now = index->IndexClockMs();
+  ASSERT_TRUE(now.ok());
+  EXPECT_TRUE(
+      index->RetireXorbs(std::vector<Hash>{MakeXorb(1).hash}, *now - 3'600'000, false)->empty());
+  // New rows are stamped by the database's clock.
+  ASSERT_TRUE(index->PutXorb(MakeXorb(2), "ns/a").ok());
+  EXPECT_GE(QueryInt("SELECT min(seen_at_ms) FROM xorbs"), *now - 60'000);
+}
+
 TEST_F(PostgresIndexTest, RefusesADatabaseNewerThanThisBinary) {
   ASSERT_NE(Open(), nullptr);
   const std::string newer = std::to_string(PostgresSchemaVersion() + 1);

@@ -40,7 +40,10 @@ TEST_F(SqliteBucketIndexTest, AVersion1DatabaseGainsBuckets) {
     auto db = SqliteDb::Open(db_path(), false, 5000);
     ASSERT_TRUE(db.ok());
     ASSERT_TRUE((*db)
-                    ->Exec("DROP TABLE bucket_entries; DROP TABLE buckets; "
+                    ->Exec("ALTER TABLE xorbs DROP COLUMN seen_at_ms; ALTER TABLE files DROP "
+                           "COLUMN seen_at_ms; "
+                           "ALTER TABLE shards DROP COLUMN seen_at_ms; DROP TABLE gc_pending; "
+                           "DROP TABLE bucket_entries; DROP TABLE buckets; "
                            "DROP INDEX file_scopes_by_scope; DROP INDEX xorb_scopes_by_scope; "
                            "DROP INDEX shards_by_scope; UPDATE schema_version SET version = 1")
                     .ok());
@@ -49,6 +52,38 @@ TEST_F(SqliteBucketIndexTest, AVersion1DatabaseGainsBuckets) {
   Create("ns", "b");
   ApplyOk("ns/b", {Add("x", 1)});
   EXPECT_EQ(Entries("ns", "b").size(), 1u);
+}
+
+TEST_F(SqliteBucketIndexTest, AVersion3DatabaseGainsStampsOfTheUpgrade) {
+  Create("ns", "b");
+  Upload("ns/b", {1, 2});
+  index_.reset();
+  {  // Turn the database back into what a version-3 binary left behind.
+    auto db = SqliteDb::Open(db_path(), false, 5000);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(
+        (*db)
+            ->Exec(std::string("ALTER TABLE xorbs DROP COLUMN seen_at_ms; ALTER TABLE files DROP "
+                               "COLUMN seen_at_ms; ALTER TABLE shards DROP COLUMN seen_at_ms; "
+                               "DROP TABLE gc_pending; UPDATE schema_version SET version = 3"))
+            .ok());
+  }
+  Reopen();
+  // The rows count as seen at the upgrade: a gc with an hour's grace keeps them all.
+  auto now = index_->IndexClockMs();
+  ASSERT_TRUE(now.ok());
+  std::vector<Hash> files;
+  ASSERT_TRUE(index_
+                  ->ForEachFileRow(false,
+                                   [&](const Index::GcFileRow& f) {
+                                     EXPECT_GT(f.seen_at_ms, *now - 60'000);
+                                     files.push_back(f.hash);
+                                     return Status::Ok();
+                                   })
+                  .ok());
+  EXPECT_EQ(files.size(), 2u);
+  EXPECT_TRUE(index_->CollectFiles(files, *now - 3'600'000, false)->empty());
+  EXPECT_TRUE(index_->PendingDeletions(10)->empty());
 }
 
 TEST_F(SqliteBucketIndexTest, AVersion2DatabaseGainsPosixMetadata) {
@@ -60,7 +95,10 @@ TEST_F(SqliteBucketIndexTest, AVersion2DatabaseGainsPosixMetadata) {
     auto db = SqliteDb::Open(db_path(), false, 5000);
     ASSERT_TRUE(db.ok());
     ASSERT_TRUE((*db)
-                    ->Exec("ALTER TABLE buckets DROP COLUMN generation; "
+                    ->Exec("ALTER TABLE xorbs DROP COLUMN seen_at_ms; ALTER TABLE files DROP "
+                           "COLUMN seen_at_ms; "
+                           "ALTER TABLE shards DROP COLUMN seen_at_ms; DROP TABLE gc_pending; "
+                           "ALTER TABLE buckets DROP COLUMN generation; "
                            "ALTER TABLE bucket_entries DROP COLUMN kind; "
                            "ALTER TABLE bucket_entries DROP COLUMN posix; "
                            "UPDATE schema_version SET version = 2")

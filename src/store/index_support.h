@@ -1,0 +1,27 @@
+// What both Index backends derive the same way from the records they are given: which chunks
+// of a xorb enter the global-dedup index, which xorbs a shard commit names, and the clock
+// the SQLite backend stamps rows with (index.h, "operator tools").
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "format/hash.h"
+#include "store/index.h"
+
+namespace xet {
+
+// The chunk hashes of `xorb` the dedup chunk index holds: chunk 0 and every chunk whose hash
+// is global-dedup eligible (format/merkle.h), each once, in hash order.
+std::vector<Hash> DedupIndexedChunks(const XorbRecord& xorb);
+
+// Every xorb `commit` names: its CAS section and its files' terms, each once, in hash order.
+std::vector<Hash> XorbsNamedBy(const ShardCommit& commit);
+
+// `v` sorted by bytes, duplicates removed.
+std::vector<Hash> SortedUniqueHashes(std::vector<Hash> v);
+
+// This machine's wall clock in unix milliseconds.
+int64_t WallClockMs();
+
+}  // namespace xet

@@ -1,0 +1,158 @@
+#include "store/ops/garbage_collector.h"
+
+#include "format/shard_parser.h"
+
+namespace xet {
+namespace {
+
+// Pending deletions read per round.
+constexpr size_t kPendingPage = 1000;
+
+}  // namespace
+
+Result<GcReport> GarbageCollector::Run() {
+  GcReport report;
+  report.dry_run = options_.dry_run;
+  if (options_.grace_ms < 0) return Status::InvalidArgument("gc: the grace period is negative");
+  if (options_.batch == 0) options_.batch = 1;
+  XET_ASSIGN_OR_RETURN(const int64_t now_ms, index_.IndexClockMs());
+  cutoff_ms_ = now_ms - options_.grace_ms;
+  report.cutoff_ms = cutoff_ms_;
+  XET_RETURN_IF_ERROR(FinishPendingDeletions(report));
+  XET_RETURN_IF_ERROR(CollectFiles(report));
+  XET_RETURN_IF_ERROR(MarkReachableXorbs(report));
+  if (options_.after_mark) XET_RETURN_IF_ERROR(options_.after_mark());
+  XET_RETURN_IF_ERROR(RetireXorbs(report));
+  XET_RETURN_IF_ERROR(RetireShards(report));
+  return report;
+}
+
+Status GarbageCollector::DeleteObjects(const std::vector<std::string>& keys) {
+  for (const std::string& key : keys) {
+    XET_RETURN_IF_ERROR(objects_.Delete(key).WithContext("gc: delete " + key));
+  }
+  return index_.ForgetPendingDeletions(keys);
+}
+
+Status GarbageCollector::FinishPendingDeletions(GcReport& report) {
+  while (true) {
+    XET_ASSIGN_OR_RETURN(std::vector<std::string> keys, index_.PendingDeletions(kPendingPage));
+    report.pending_finished += keys.size();
+    if (options_.dry_run || keys.empty()) return Status::Ok();
+    XET_RETURN_IF_ERROR(DeleteObjects(keys));
+    if (keys.size() < kPendingPage) return Status::Ok();
+  }
+}
+
+Status GarbageCollector::CollectFiles(GcReport& report) {
+  std::vector<Hash> batch;
+  auto flush = [&]() -> Status {
+    if (batch.empty()) return Status::Ok();
+    XET_ASSIGN_OR_RETURN(std::vector<Hash> freed,
+                         index_.CollectFiles(batch, cutoff_ms_, options_.dry_run));
+    report.files_freed += freed.size();
+    if (options_.dry_run) dry_run_freed_files_.insert(freed.begin(), freed.end());
+    batch.clear();
+    return Status::Ok();
+  };
+  XET_RETURN_IF_ERROR(
+      index_.ForEachFileRow(/*with_terms=*/false, [&](const Index::GcFileRow& f) -> Status {
+        ++report.files_scanned;
+        if (f.seen_at_ms >= cutoff_ms_) return Status::Ok();
+        batch.push_back(f.hash);
+        return batch.size() >= options_.batch ? flush() : Status::Ok();
+      }));
+  return flush();
+}
+
+Status GarbageCollector::MarkReachableXorbs(GcReport& report) {
+  XET_RETURN_IF_ERROR(
+      index_.ForEachFileRow(/*with_terms=*/true, [&](const Index::GcFileRow& f) -> Status {
+        if (dry_run_freed_files_.contains(f.hash)) return Status::Ok();
+        for (const FileTerm& t : f.terms) reachable_.insert(t.xorb_hash);
+        return Status::Ok();
+      }));
+  report.xorbs_reachable = reachable_.size();
+  return Status::Ok();
+}
+
+Status GarbageCollector::RetireXorbs(GcReport& report) {
+  std::vector<Hash> batch;
+  std::unordered_map<Hash, uint64_t> sizes;  // of the batch's xorbs
+  auto flush = [&]() -> Status {
+    if (batch.empty()) return Status::Ok();
+    XET_ASSIGN_OR_RETURN(std::vector<Hash> retired,
+                         index_.RetireXorbs(batch, cutoff_ms_, options_.dry_run));
+    std::vector<std::string> keys;
+    for (const Hash& h : retired) {
+      ++report.xorbs_freed;
+      report.xorb_bytes_freed += sizes[h];
+      keys.push_back(XorbKey(h));
+    }
+    batch.clear();
+    sizes.clear();
+    return options_.dry_run ? Status::Ok() : DeleteObjects(keys);
+  };
+  XET_RETURN_IF_ERROR(index_.ForEachXorbRow([&](const Index::GcXorbRow& x) -> Status {
+    ++report.xorbs_scanned;
+    if (x.seen_at_ms >= cutoff_ms_ || reachable_.contains(x.hash)) return Status::Ok();
+    batch.push_back(x.hash);
+    sizes[x.hash] = x.object_size;
+    return batch.size() >= options_.batch ? flush() : Status::Ok();
+  }));
+  return flush();
+}
+
+Result<bool> GarbageCollector::ShardIsGarbage(const Hash& shard, uint64_t* size, GcReport& report) {
+  *size = 0;
+  auto bytes = objects_.Get(ShardKey(shard));
+  if (!bytes.ok()) {
+    if (bytes.status().code() != Status::Code::kNotFound) return bytes.status();
+    ++report.shards_unreadable;  // what its row records is unknown: fsck's to judge
+    return false;
+  }
+  *size = bytes->size();
+  auto parsed = ParseShard(*bytes);
+  if (!parsed.ok()) {
+    ++report.shards_unreadable;
+    return false;
+  }
+  for (const FileInfo& f : parsed->files) {
+    if (dry_run_freed_files_.contains(f.file_hash)) continue;
+    XET_ASSIGN_OR_RETURN(bool recorded, index_.FileVisible(f.file_hash, {}));
+    if (recorded) return false;
+  }
+  return true;
+}
+
+Status GarbageCollector::RetireShards(GcReport& report) {
+  std::vector<Hash> batch;
+  std::unordered_map<Hash, uint64_t> sizes;
+  auto flush = [&]() -> Status {
+    if (batch.empty()) return Status::Ok();
+    XET_ASSIGN_OR_RETURN(std::vector<Hash> retired,
+                         index_.RetireShards(batch, cutoff_ms_, options_.dry_run));
+    std::vector<std::string> keys;
+    for (const Hash& h : retired) {
+      ++report.shards_freed;
+      report.shard_bytes_freed += sizes[h];
+      keys.push_back(ShardKey(h));
+    }
+    batch.clear();
+    sizes.clear();
+    return options_.dry_run ? Status::Ok() : DeleteObjects(keys);
+  };
+  XET_RETURN_IF_ERROR(index_.ForEachShardRow([&](const Index::GcShardRow& s) -> Status {
+    ++report.shards_scanned;
+    if (s.seen_at_ms >= cutoff_ms_) return Status::Ok();
+    uint64_t size = 0;
+    XET_ASSIGN_OR_RETURN(bool garbage, ShardIsGarbage(s.hash, &size, report));
+    if (!garbage) return Status::Ok();
+    batch.push_back(s.hash);
+    sizes[s.hash] = size;
+    return batch.size() >= options_.batch ? flush() : Status::Ok();
+  }));
+  return flush();
+}
+
+}  // namespace xet
