@@ -134,6 +134,7 @@ class ServerProcess:
         self.log_path = log_path
         self.extra_args = list(extra_args)
         self.proc = None
+        self.preexec_fn = None  # run in the child before exec (e.g. PR_SET_PDEATHSIG)
         self.log_offset = 0  # where the current run's lines begin in the log
         self.checked_offset = 0  # how far log_problems() has looked
         self.http = Http(port)
@@ -157,7 +158,7 @@ class ServerProcess:
             self.proc = subprocess.Popen(
                 [self.binary, "serve", "--listen", "%s:%d" % (LOOPBACK, self.port),
                  "--data-dir", self.data_dir] + self.extra_args,
-                stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log, preexec_fn=self.preexec_fn,
             )
         finally:
             log.close()
