@@ -4,7 +4,7 @@ bench/run-multinode-bench (python3 stdlib, root).
 Every part is the real program:
   Postgres   a PostgreSQL 15 cluster (Debian's `postgresql`): initdb into the scratch
              directory, a Unix socket only, run as the `postgres` user (as
-             tests/support/postgres_test_server.cc does), fsync off
+             tests/support/postgres_test_server.cc does), fsync off unless `durable`
   S3rver     s3rver from tests/s3rver (npm) on a loopback port, one bucket
   Haproxy    haproxy (Debian's `haproxy`) on a loopback port: round-robin over the nodes,
              health check GET /healthz every 200 ms, a CSV stats page
@@ -85,8 +85,9 @@ class Postgres:
     PORT = 5432  # names the socket file only, inside our own directory
     ROLE = "xet"
 
-    def __init__(self, root):
+    def __init__(self, root, durable=False):
         self.root = root
+        self.durable = durable  # fsync on (benchmarks); the tests run with fsync off
         self.data = os.path.join(root, "data")
         self.sock = os.path.join(root, "sock")
         self.log = os.path.join(root, "server.log")
@@ -118,7 +119,8 @@ class Postgres:
         try:
             self.proc = subprocess.Popen(
                 [os.path.join(PG_BINDIR, "postgres"), "-D", self.data, "-k", self.sock,
-                 "-p", str(self.PORT), "-c", "listen_addresses=", "-c", "fsync=off",
+                 "-p", str(self.PORT), "-c", "listen_addresses=",
+                 "-c", "fsync=%s" % ("on" if self.durable else "off"),
                  "-c", "max_connections=300", "-c", "shared_buffers=64MB"],
                 stdout=log, stderr=log, stdin=subprocess.DEVNULL,
                 preexec_fn=_die_with_parent(signal.SIGQUIT), **self._as_server_user())
@@ -283,10 +285,10 @@ class Node(harness.ServerProcess):
 class Cluster:
     """PostgreSQL + s3rver + `nodes` xetstore serve nodes + haproxy, under `work`."""
 
-    def __init__(self, binary, work, nodes=3, serve_args=(), db="xetstore"):
+    def __init__(self, binary, work, nodes=3, serve_args=(), db="xetstore", durable=False):
         self.binary = binary
         self.work = work
-        self.pg = Postgres(os.path.join(work, "pg"))
+        self.pg = Postgres(os.path.join(work, "pg"), durable)
         self.s3 = S3rver(os.path.join(work, "s3"))
         self.db = db
         self.serve_args = list(serve_args)
