@@ -9,7 +9,8 @@ Every part is the real program:
   Haproxy    haproxy (Debian's `haproxy`) on a loopback port: round-robin over the nodes,
              health check GET /healthz every 200 ms, a CSV stats page
   Cluster    the three above plus N `xetstore serve` nodes (tests/hardening/harness.py's
-             ServerProcess) sharing the index, the object store and the signing secret
+             ServerProcess) sharing the index, the object store (s3rver, or for benchmarks
+             one local directory) and the signing secret
 
 Children started here die with this process (PR_SET_PDEATHSIG), so a killed test leaves
 nothing running; Cluster.close() stops everything in order.
@@ -285,7 +286,8 @@ class Node(harness.ServerProcess):
 class Cluster:
     """PostgreSQL + s3rver + `nodes` xetstore serve nodes + haproxy, under `work`."""
 
-    def __init__(self, binary, work, nodes=3, serve_args=(), db="xetstore", durable=False):
+    def __init__(self, binary, work, nodes=3, serve_args=(), db="xetstore", durable=False,
+                 objects="s3"):
         self.binary = binary
         self.work = work
         self.pg = Postgres(os.path.join(work, "pg"), durable)
@@ -298,6 +300,7 @@ class Cluster:
         self.index_url = None
         self.backend_args = []
         self.admin_token = None
+        self.objects = objects  # "s3": s3rver; "local": one directory all nodes share
 
     def start(self):
         os.chmod(self.work, 0o755)  # the postgres user must reach its directory
@@ -305,18 +308,22 @@ class Cluster:
         os.makedirs(self.s3.root)
         self.pg.start()
         self.index_url = self.pg.create_database(self.db)
-        self.s3.start()
         shared = os.path.join(self.work, "shared")
         os.makedirs(shared)
-        s3_secret = os.path.join(shared, "s3-secret")
-        with open(s3_secret, "w") as f:
-            f.write(S3_SECRET_KEY + "\n")
-        os.chmod(s3_secret, 0o600)
         # What every node, `xetstore token` and the operator tools are given.
-        self.backend_args = ["--index", self.index_url, "--objects", "s3://%s/objects" % S3_BUCKET,
-                             "--s3-endpoint", self.s3.endpoint, "--s3-region", "us-east-1",
-                             "--s3-access-key", S3_ACCESS_KEY, "--s3-secret-file", s3_secret,
+        self.backend_args = ["--index", self.index_url,
                              "--secret-file", os.path.join(shared, "secret")]
+        if self.objects == "s3":
+            self.s3.start()
+            s3_secret = os.path.join(shared, "s3-secret")
+            with open(s3_secret, "w") as f:
+                f.write(S3_SECRET_KEY + "\n")
+            os.chmod(s3_secret, 0o600)
+            self.backend_args += ["--objects", "s3://%s/objects" % S3_BUCKET,
+                                  "--s3-endpoint", self.s3.endpoint, "--s3-region", "us-east-1",
+                                  "--s3-access-key", S3_ACCESS_KEY, "--s3-secret-file", s3_secret]
+        else:
+            self.backend_args += ["--objects", os.path.join(shared, "objects")]
         for i in range(self.node_count):
             name = "node%d" % (i + 1)
             node = Node(name, self.binary, os.path.join(self.work, name), harness.free_port(),
