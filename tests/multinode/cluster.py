@@ -298,6 +298,7 @@ class Cluster:
         self.nodes = []
         self.lb = None
         self.index_url = None
+        self.storage_args = []
         self.backend_args = []
         self.admin_token = None
         self.objects = objects  # "s3": s3rver; "local": one directory all nodes share
@@ -310,20 +311,20 @@ class Cluster:
         self.index_url = self.pg.create_database(self.db)
         shared = os.path.join(self.work, "shared")
         os.makedirs(shared)
-        # What every node, `xetstore token` and the operator tools are given.
-        self.backend_args = ["--index", self.index_url,
-                             "--secret-file", os.path.join(shared, "secret")]
+        # The storage flags (what the operator tools take); the nodes add the secret.
+        self.storage_args = ["--index", self.index_url]
         if self.objects == "s3":
             self.s3.start()
             s3_secret = os.path.join(shared, "s3-secret")
             with open(s3_secret, "w") as f:
                 f.write(S3_SECRET_KEY + "\n")
             os.chmod(s3_secret, 0o600)
-            self.backend_args += ["--objects", "s3://%s/objects" % S3_BUCKET,
+            self.storage_args += ["--objects", "s3://%s/objects" % S3_BUCKET,
                                   "--s3-endpoint", self.s3.endpoint, "--s3-region", "us-east-1",
                                   "--s3-access-key", S3_ACCESS_KEY, "--s3-secret-file", s3_secret]
         else:
-            self.backend_args += ["--objects", os.path.join(shared, "objects")]
+            self.storage_args += ["--objects", os.path.join(shared, "objects")]
+        self.backend_args = self.storage_args + ["--secret-file", os.path.join(shared, "secret")]
         for i in range(self.node_count):
             name = "node%d" % (i + 1)
             node = Node(name, self.binary, os.path.join(self.work, name), harness.free_port(),
