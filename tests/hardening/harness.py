@@ -244,6 +244,7 @@ class Cli:
         for k in ("HF_ENDPOINT", "HF_TOKEN"):
             self.env.pop(k, None)
         self.retries = retries
+        self.preexec_fn = None  # run in each child before exec (e.g. PR_SET_PDEATHSIG)
 
     def argv(self, *args):
         return [self.binary] + list(args) + ["--retries", str(self.retries)]
@@ -252,7 +253,7 @@ class Cli:
         """Returns (exit code, stdout, stderr); a command that outlives `timeout` is killed
         and reported as exit code None."""
         p = subprocess.Popen(self.argv(*args), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, env=self.env)
+                             stderr=subprocess.PIPE, env=self.env, preexec_fn=self.preexec_fn)
         try:
             out, err = p.communicate(timeout=timeout)
             return p.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
@@ -264,7 +265,8 @@ class Cli:
     def spawn(self, *args):
         """Starts a command in the background (for kill -9); output discarded."""
         return subprocess.Popen(self.argv(*args), stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=self.env)
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=self.env,
+                                preexec_fn=self.preexec_fn)
 
 
 class LocalFile:

@@ -44,9 +44,10 @@ _libc = ctypes.CDLL(None, use_errno=True)
 _PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent(sig=signal.SIGKILL):
+def die_with_parent(sig=signal.SIGKILL):
     """preexec_fn: the child gets `sig` when the thread that started it exits (so start
-    long-lived children from the main thread only)."""
+    long-lived children from the main thread, or wait for them in the thread that started
+    them)."""
     def f():
         _libc.prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
     return f
@@ -124,7 +125,7 @@ class Postgres:
                  "-c", "fsync=%s" % ("on" if self.durable else "off"),
                  "-c", "max_connections=300", "-c", "shared_buffers=64MB"],
                 stdout=log, stderr=log, stdin=subprocess.DEVNULL,
-                preexec_fn=_die_with_parent(signal.SIGQUIT), **self._as_server_user())
+                preexec_fn=die_with_parent(signal.SIGQUIT), **self._as_server_user())
         finally:
             log.close()
         _wait_for("postgres", lambda: self.psql("postgres", "SELECT 1", check=False)[0] == 0,
@@ -173,7 +174,7 @@ class S3rver:
                 [S3RVER, "-d", self.data, "-a", "127.0.0.1", "-p", "0", "--configure-bucket",
                  S3_BUCKET, "--no-vhost-buckets", "--silent"],
                 stdout=log, stderr=log, stdin=subprocess.DEVNULL, env=env,
-                preexec_fn=_die_with_parent())
+                preexec_fn=die_with_parent())
         finally:
             log.close()
 
@@ -201,9 +202,6 @@ class Haproxy:
         self.log = os.path.join(root, "haproxy.log")
         self.proc = None
         self.url = "http://127.0.0.1:%d" % self.port
-        self.preexec_fn = _die_with_parent()  # start (and restart) from the main thread
-
-
 
     def start(self):
         if not os.access("/usr/sbin/haproxy", os.X_OK):
@@ -238,7 +236,7 @@ class Haproxy:
         try:
             self.proc = subprocess.Popen(["/usr/sbin/haproxy", "-db", "-f", self.cfg],
                                          stdout=log, stderr=log, stdin=subprocess.DEVNULL,
-                                         preexec_fn=_die_with_parent())
+                                         preexec_fn=die_with_parent())
         finally:
             log.close()
         _wait_for("haproxy", lambda: self.up() == {n for n, _ in self.servers}, 30, self.proc,
@@ -279,8 +277,7 @@ class Node(harness.ServerProcess):
         super().__init__(*args, **kwargs)
         self.name = name
         self.url = "http://127.0.0.1:%d" % self.port
-        self.preexec_fn = _die_with_parent()  # start (and restart) from the main thread
-
+        self.preexec_fn = die_with_parent()  # start (and restart) from the main thread
 
 
 class Cluster:
