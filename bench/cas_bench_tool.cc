@@ -24,8 +24,13 @@
 //       footer in process, (b) IngestXorb into a LocalObjectStore + SqliteIndex (durable),
 //       (c) POST /v1/xorbs over HTTP.
 //   cas_bench_tool commit [--shards 400] [--files-per-shard 4] [--threads 16] [--perf-dir DIR]
+//                         [--seed N] [--urls URL,URL,... --token T [--pids PID,PID,...]]
 //       Shard commit throughput: distinct shards POSTed to /v1/shards concurrently
 //       (--perf-dir: perf record of the server during the commits only, DIR/commit.data).
+//       --urls: against running nodes (bench/run-multinode-bench) instead of a fresh server;
+//       client thread t posts to node t % nodes, the xorbs go through the first; --token is
+//       a write token of the shards' scope, --pids the processes whose CPU is reported;
+//       --seed makes other xorbs (and so other shards) for a second run on the same nodes.
 //   cas_bench_tool wrk --lua bench/wrk-reconstructions.lua [--duration 30] [--connections 64]
 //                      [--wrk-threads 2]
 //       Runs wrk against GET /v2/reconstructions/<id> of a few small files.
@@ -157,7 +162,7 @@ void Expect200(const HttpResponse& r, const std::string& what) {
 }
 
 // POSTs every xorb with `threads` keep-alive clients.
-void UploadXorbs(const ServerProcess& server, const std::string& token,
+void UploadXorbs(const std::string& url, const std::string& token,
                  const std::vector<SerializedXorb>& xorbs, size_t threads) {
   std::atomic<size_t> next{0};
   std::mutex mu;
@@ -169,7 +174,7 @@ void UploadXorbs(const ServerProcess& server, const std::string& token,
         HttpClient http;
         for (size_t i = next++; i < xorbs.size(); i = next++) {
           const auto& x = xorbs[i];
-          Expect200(http.Request("POST", server.url() + "/v1/xorbs/default/" + x.hash.ToHex(),
+          Expect200(http.Request("POST", url + "/v1/xorbs/default/" + x.hash.ToHex(),
                                  {Bearer(token)}, x.bytes),
                     "xorb upload");
         }
@@ -246,7 +251,7 @@ void RunRecon(const Options& opts) {
     const std::string writer = server.CreateToken("write", "bench/recon");
     reader = server.CreateToken("read", "bench/recon");
     const auto t_upload = Clock::now();
-    UploadXorbs(server, writer, xorbs, 4);
+    UploadXorbs(server.url(), writer, xorbs, 4);
     const double xorbs_ms = MsSince(t_upload);
     HttpClient http;
     const auto t_shard = Clock::now();
@@ -551,12 +556,23 @@ void RunIngest(const Options& opts) {
 // ---------------------------------------------------------------------------------------
 // commit
 
+std::vector<std::string> SplitCommas(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    const size_t comma = std::min(s.find(',', start), s.size());
+    if (comma > start) out.push_back(s.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
 void RunCommit(const Options& opts) {
   const size_t num_shards = opts.GetSize("shards", 400);
   const size_t files_per_shard = opts.GetSize("files-per-shard", 4);
   const size_t threads = opts.GetSize("threads", 16);
   constexpr uint32_t kXorbs = 16, kChunks = 1024, kRuns = 100;  // runs [10k, 10k+10)
-  const auto xorbs = BuildRandomXorbs(kXorbs, kChunks, 64, 0xc0ffee);
+  const auto xorbs = BuildRandomXorbs(kXorbs, kChunks, 64, 0xc0ffee + opts.GetSize("seed", 0));
   // File f: 4 terms over 4 different xorbs; (f % 16, f / 16) makes every file distinct.
   const size_t num_files = num_shards * files_per_shard;
   if (num_files > kXorbs * kRuns * kRuns) throw std::runtime_error("too many files");
@@ -578,10 +594,32 @@ void RunCommit(const Options& opts) {
     shards.push_back(UploadShardBytes(std::move(files)));
   }
 
-  TempDir dir("commit");
-  ServerProcess server(opts.Get("xetstore", ""), dir.path() + "/data");
-  const std::string writer = server.CreateToken("write", "bench/commit");
-  UploadXorbs(server, writer, xorbs, 4);
+  // Either a fresh server of our own, or (--urls) nodes started by the caller, with --token
+  // (write on the scope the shards go to) and --pids (whose CPU is counted).
+  std::optional<TempDir> dir;
+  std::optional<ServerProcess> server;
+  std::vector<std::string> urls = SplitCommas(opts.Get("urls", ""));
+  std::vector<pid_t> pids;
+  std::string writer;
+  if (urls.empty()) {
+    dir.emplace("commit");
+    server.emplace(opts.Get("xetstore", ""), dir->path() + "/data");
+    writer = server->CreateToken("write", "bench/commit");
+    urls = {server->url()};
+    pids = {server->pid()};
+  } else {
+    writer = opts.Get("token", "");
+    if (writer.empty()) throw std::runtime_error("--urls needs --token");
+    for (const std::string& p : SplitCommas(opts.Get("pids", ""))) {
+      pids.push_back(static_cast<pid_t>(std::stol(p)));
+    }
+  }
+  UploadXorbs(urls[0], writer, xorbs, 4);
+  const auto cpu_now = [&] {
+    double ms = 0;
+    for (pid_t p : pids) ms += ProcessCpuMs(p);
+    return ms;
+  };
 
   std::atomic<size_t> next{0};
   std::mutex mu;
@@ -590,17 +628,18 @@ void RunCommit(const Options& opts) {
   std::vector<std::thread> pool;
   const std::string perf_dir = opts.Get("perf-dir", "");
   std::optional<PerfRecording> perf;
-  perf.emplace(server.pid(), perf_dir.empty() ? "" : perf_dir + "/commit.data");
-  const double cpu0 = ProcessCpuMs(server.pid());
+  if (server) perf.emplace(server->pid(), perf_dir.empty() ? "" : perf_dir + "/commit.data");
+  const double cpu0 = cpu_now();
   const auto t0 = Clock::now();
   for (size_t t = 0; t < threads; ++t) {
-    pool.emplace_back([&] {
+    // Client thread t always talks to node t % nodes: the load is spread evenly.
+    pool.emplace_back([&, url = urls[t % urls.size()]] {
       std::vector<double> mine;
       try {
         HttpClient http;
         for (size_t i = next++; i < shards.size(); i = next++) {
           const auto t1 = Clock::now();
-          auto r = http.Request("POST", server.url() + "/v1/shards", {Bearer(writer)}, shards[i]);
+          auto r = http.Request("POST", url + "/v1/shards", {Bearer(writer)}, shards[i]);
           mine.push_back(MsSince(t1));
           Expect200(r, "shard upload");
           if (json::parse(r.body).value("result", -1) != 1) {
@@ -618,13 +657,15 @@ void RunCommit(const Options& opts) {
   }
   for (auto& t : pool) t.join();
   const double wall_ms = MsSince(t0);
-  const double server_cpu_ms = ProcessCpuMs(server.pid()) - cpu0;
+  const double server_cpu_ms = cpu_now() - cpu0;
   perf.reset();  // stop recording before the server shuts down
   if (!error.empty()) throw std::runtime_error(error);
   const double per_s = static_cast<double>(num_shards) / (wall_ms / 1000.0);
+  std::string name = std::to_string(num_shards) + " shards x " + std::to_string(files_per_shard) +
+                     " files, " + std::to_string(threads) + " client threads";
+  if (!server) name += ", " + std::to_string(urls.size()) + " nodes";
   Emit({{"bench", "commit"},
-        {"case", std::to_string(num_shards) + " shards x " + std::to_string(files_per_shard) +
-                     " files, " + std::to_string(threads) + " client threads"},
+        {"case", name},
         {"shards", num_shards},
         {"wall_ms", wall_ms},
         {"commits_per_s", per_s},
@@ -669,7 +710,7 @@ void RunWrk(const Options& opts) {
   ServerProcess server(opts.Get("xetstore", ""), dir.path() + "/data");
   const std::string writer = server.CreateToken("write", "bench/wrk");
   const std::string reader = server.CreateToken("read", "bench/wrk");
-  UploadXorbs(server, writer, xorbs, 2);
+  UploadXorbs(server.url(), writer, xorbs, 2);
   HttpClient http;
   Expect200(http.Request("POST", server.url() + "/v1/shards", {Bearer(writer)}, shard), "shard");
   const std::string first = ids.substr(0, ids.find(','));

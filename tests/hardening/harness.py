@@ -134,6 +134,7 @@ class ServerProcess:
         self.log_path = log_path
         self.extra_args = list(extra_args)
         self.proc = None
+        self.preexec_fn = None  # run in the child before exec (e.g. PR_SET_PDEATHSIG)
         self.log_offset = 0  # where the current run's lines begin in the log
         self.checked_offset = 0  # how far log_problems() has looked
         self.http = Http(port)
@@ -157,7 +158,7 @@ class ServerProcess:
             self.proc = subprocess.Popen(
                 [self.binary, "serve", "--listen", "%s:%d" % (LOOPBACK, self.port),
                  "--data-dir", self.data_dir] + self.extra_args,
-                stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log, preexec_fn=self.preexec_fn,
             )
         finally:
             log.close()
@@ -243,6 +244,7 @@ class Cli:
         for k in ("HF_ENDPOINT", "HF_TOKEN"):
             self.env.pop(k, None)
         self.retries = retries
+        self.preexec_fn = None  # run in each child before exec (e.g. PR_SET_PDEATHSIG)
 
     def argv(self, *args):
         return [self.binary] + list(args) + ["--retries", str(self.retries)]
@@ -251,7 +253,7 @@ class Cli:
         """Returns (exit code, stdout, stderr); a command that outlives `timeout` is killed
         and reported as exit code None."""
         p = subprocess.Popen(self.argv(*args), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, env=self.env)
+                             stderr=subprocess.PIPE, env=self.env, preexec_fn=self.preexec_fn)
         try:
             out, err = p.communicate(timeout=timeout)
             return p.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
@@ -263,7 +265,8 @@ class Cli:
     def spawn(self, *args):
         """Starts a command in the background (for kill -9); output discarded."""
         return subprocess.Popen(self.argv(*args), stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=self.env)
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=self.env,
+                                preexec_fn=self.preexec_fn)
 
 
 class LocalFile:
