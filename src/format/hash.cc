@@ -1,6 +1,8 @@
 #include "format/hash.h"
 
+#include <array>
 #include <bit>
+#include <random>
 
 static_assert(std::endian::native == std::endian::little,
               "xetstore assumes a little-endian host (all Xet formats are little-endian)");
@@ -76,5 +78,33 @@ std::string Hash::ToRawHex() const {
 bool Hash::IsZero() const { return (Word(0) | Word(1) | Word(2) | Word(3)) == 0; }
 
 bool Hash::IsAllOnes() const { return (Word(0) & Word(1) & Word(2) & Word(3)) == ~uint64_t{0}; }
+
+namespace {
+
+// The process's hashing key, drawn on first use; immutable afterwards.
+const std::array<uint64_t, 2>& HashTableKey() {
+  static const std::array<uint64_t, 2> key = [] {
+    std::random_device rd;
+    return std::array<uint64_t, 2>{(uint64_t{rd()} << 32) | rd(), (uint64_t{rd()} << 32) | rd()};
+  }();
+  return key;
+}
+
+// splitmix64's finalizer: every input bit reaches every output bit.
+uint64_t Mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+size_t HashHasher::operator()(const Hash& h) const noexcept {
+  const auto& key = HashTableKey();
+  uint64_t x = Mix(h.Word(0) ^ key[0]);
+  x = Mix(x ^ h.Word(1) ^ key[1]);
+  x = Mix(x ^ h.Word(2));
+  return static_cast<size_t>(Mix(x ^ h.Word(3)));
+}
 
 }  // namespace xet

@@ -62,8 +62,11 @@ class Hash {
   std::array<uint8_t, kSize> bytes_{};
 };
 
+// The hash-table hash of a Hash: all four words mixed with a key drawn at random once per
+// process. Content hashes are chosen by whoever uploads the content, who could otherwise
+// grind them (cheaply: a bucket index is a few bits) into one bucket of a server's tables.
 struct HashHasher {
-  size_t operator()(const Hash& h) const noexcept { return static_cast<size_t>(h.Word(0)); }
+  size_t operator()(const Hash& h) const noexcept;
 };
 
 }  // namespace xet
