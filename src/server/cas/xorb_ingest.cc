@@ -5,22 +5,9 @@
 #include "format/xorb.h"
 #include "format/xorb_footer.h"
 #include "server/auth/crypto_util.h"
+#include "store/index_support.h"
 
 namespace xet {
-namespace {
-
-XorbRecord MakeRecord(const Hash& hash, const XorbChunkTable& table, uint64_t object_size) {
-  XorbRecord rec;
-  rec.hash = hash;
-  rec.object_size = object_size;
-  rec.chunks.resize(table.size());
-  for (size_t i = 0; i < table.size(); ++i) {
-    rec.chunks[i] = {table.chunks[i].hash, table.boundary_offsets[i], table.unpacked_offsets[i]};
-  }
-  return rec;
-}
-
-}  // namespace
 
 Result<XorbIngestResult> IngestXorb(const Hash& claimed_hash, std::span<const uint8_t> body,
                                     const Scope& scope, Index& index, ObjectStore& objects) {
@@ -53,8 +40,9 @@ Result<XorbIngestResult> IngestXorb(const Hash& claimed_hash, std::span<const ui
   } else {
     XET_ASSIGN_OR_RETURN(object_size, objects.Size(key));
   }
-  XET_ASSIGN_OR_RETURN(result.inserted,
-                       index.PutXorb(MakeRecord(claimed_hash, verified.table, object_size), scope));
+  XET_ASSIGN_OR_RETURN(
+      result.inserted,
+      index.PutXorb(XorbRecordOf(claimed_hash, verified.table, object_size), scope));
   return result;
 }
 
