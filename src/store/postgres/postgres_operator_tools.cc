@@ -25,8 +25,9 @@
 namespace xet {
 namespace {
 
-// Rows a listing reads per query.
+// Rows a listing reads per query; file rows with their terms (up to megabytes each) fewer.
 constexpr int64_t kRowPage = 1000;
+constexpr int64_t kTermsPage = 64;
 
 Result<std::vector<Hash>> HashColumn0(const PgResult& r, const char* what) {
   std::vector<Hash> out;
@@ -78,9 +79,10 @@ Status PostgresIndex::ForEachFileRow(bool with_terms,
   const std::string sql = std::string("SELECT id, hash, seen_at_ms") +
                           (with_terms ? ", terms" : "") +
                           " FROM files WHERE id > $1 ORDER BY id LIMIT $2";
+  const int64_t page = with_terms ? kTermsPage : kRowPage;
   int64_t after = 0;
   while (true) {
-    XET_ASSIGN_OR_RETURN(PgResult r, pool_->ExecOnce(sql, PgParams().Int(after).Int(kRowPage)));
+    XET_ASSIGN_OR_RETURN(PgResult r, pool_->ExecOnce(sql, PgParams().Int(after).Int(page)));
     for (int row = 0; row < r.rows(); ++row) {
       after = r.Int(row, 0);
       GcFileRow f;
@@ -91,7 +93,7 @@ Status PostgresIndex::ForEachFileRow(bool with_terms,
       }
       XET_RETURN_IF_ERROR(visit(f));
     }
-    if (r.rows() < kRowPage) return Status::Ok();
+    if (r.rows() < page) return Status::Ok();
   }
 }
 

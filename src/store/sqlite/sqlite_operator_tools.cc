@@ -14,14 +14,15 @@
 namespace xet {
 namespace {
 
-// Rows a listing reads per query.
+// Rows a listing reads per query; file rows with their terms (up to megabytes each) fewer.
 constexpr int64_t kRowPage = 1000;
+constexpr int64_t kTermsPage = 64;
 
 // Runs `sql` (?1: the last key seen, bound by `bind`; ?2: the page size) page after page on a
 // reader. `read` turns a row into a Row and records its key; the page's rows go to `visit`
 // once the reader is released, so `visit` may call back into the index.
 template <typename Row, typename Key>
-Status PageRows(SqliteReadPool& pool, const char* sql, Key first,
+Status PageRows(SqliteReadPool& pool, const char* sql, int64_t page, Key first,
                 const std::function<Status(SqliteStatement&, const Key&)>& bind,
                 const std::function<Result<Row>(SqliteStatement&, Key*)>& read,
                 const std::function<Status(const Row&)>& visit) {
@@ -32,7 +33,7 @@ Status PageRows(SqliteReadPool& pool, const char* sql, Key first,
       auto lease = pool.Acquire();
       XET_ASSIGN_OR_RETURN(ScopedStatement stmt, lease.db().Prepare(sql));
       XET_RETURN_IF_ERROR(bind(*stmt, after));
-      XET_RETURN_IF_ERROR(stmt->BindInt64(2, kRowPage));
+      XET_RETURN_IF_ERROR(stmt->BindInt64(2, page));
       while (true) {
         XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
         if (!row) break;
@@ -41,7 +42,7 @@ Status PageRows(SqliteReadPool& pool, const char* sql, Key first,
       }
     }
     for (const Row& r : rows) XET_RETURN_IF_ERROR(visit(r));
-    if (rows.size() < static_cast<size_t>(kRowPage)) return Status::Ok();
+    if (rows.size() < static_cast<size_t>(page)) return Status::Ok();
   }
 }
 
@@ -78,8 +79,8 @@ Result<int64_t> SqliteIndex::IndexClockMs() { return WallClockMs(); }
 Status SqliteIndex::ForEachXorbRow(const std::function<Status(const GcXorbRow&)>& visit) {
   return PageRows<GcXorbRow, int64_t>(
       *lookups_,
-      "SELECT id, hash, object_size, seen_at_ms FROM xorbs WHERE id > ?1 ORDER BY id LIMIT ?2", 0,
-      BindId,
+      "SELECT id, hash, object_size, seen_at_ms FROM xorbs WHERE id > ?1 ORDER BY id LIMIT ?2",
+      kRowPage, 0, BindId,
       [](SqliteStatement& stmt, int64_t* after) -> Result<GcXorbRow> {
         *after = stmt.ColumnInt64(0);
         GcXorbRow r;
@@ -98,7 +99,7 @@ Status SqliteIndex::ForEachFileRow(bool with_terms,
       with_terms ? "SELECT id, hash, seen_at_ms, terms FROM files WHERE id > ?1 ORDER BY id "
                    "LIMIT ?2"
                  : "SELECT id, hash, seen_at_ms FROM files WHERE id > ?1 ORDER BY id LIMIT ?2",
-      0, BindId,
+      with_terms ? kTermsPage : kRowPage, 0, BindId,
       [with_terms](SqliteStatement& stmt, int64_t* after) -> Result<GcFileRow> {
         *after = stmt.ColumnInt64(0);
         GcFileRow r;
@@ -115,7 +116,7 @@ Status SqliteIndex::ForEachFileRow(bool with_terms,
 Status SqliteIndex::ForEachShardRow(const std::function<Status(const GcShardRow&)>& visit) {
   return PageRows<GcShardRow, Hash>(
       *lookups_, "SELECT hash, seen_at_ms FROM shards WHERE hash > ?1 ORDER BY hash LIMIT ?2",
-      Hash(),
+      kRowPage, Hash(),
       [](SqliteStatement& stmt, const Hash& after) { return stmt.BindBlob(1, HashBytes(after)); },
       [](SqliteStatement& stmt, Hash* after) -> Result<GcShardRow> {
         GcShardRow r;
