@@ -22,7 +22,6 @@
 #include <cstdint>
 #include <functional>
 #include <string>
-#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -74,6 +73,9 @@ class GarbageCollector {
   Status RetireShards(GcReport& report);
   // Deletes the objects of `keys` (pending deletions), then forgets them.
   Status DeleteObjects(const std::vector<std::string>& keys);
+  // DeleteObjects of the keys (`key`: XorbKey or ShardKey) of what was retired; nothing in a
+  // dry run.
+  Status DeleteRetired(const std::vector<Hash>& retired, std::string (*key)(const Hash&));
   // Whether a shard stamped before the cutoff has no file left (dry run: counting the files
   // step 1 would have freed as gone). *size gets the object's size.
   Result<bool> ShardIsGarbage(const Hash& shard, uint64_t* size, GcReport& report);

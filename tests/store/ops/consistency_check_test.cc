@@ -11,7 +11,7 @@
 #include "format/sha256.h"
 #include "store/index_contract.h"
 #include "store/index_support.h"
-#include "store/local/local_object_store.h"
+#include "store/ops/ops_fixture.h"
 #include "store/postgres/postgres_index_backend.h"
 #include "store/sqlite/sqlite_index_backend.h"
 #include "support/xet_fixtures.h"
@@ -19,13 +19,10 @@
 namespace xet::testing {
 namespace {
 
-class FsckTest : public IndexFixture, public ::testing::WithParamInterface<IndexBackend> {
+class FsckTest : public StoreOpsTest {
  protected:
   void SetUp() override {
-    Open(GetParam());
-    auto objects = LocalObjectStore::Open(scratch_.path() + "/objects");
-    ASSERT_TRUE(objects.ok()) << objects.status().ToString();
-    objects_ = std::move(objects).value();
+    StoreOpsTest::SetUp();
     // One file of two xorbs, stored and registered as the CAS service does.
     std::vector<uint8_t> data(600'000);
     std::mt19937_64 rng(42);
@@ -71,7 +68,6 @@ class FsckTest : public IndexFixture, public ::testing::WithParamInterface<Index
     return PrepareUpload(data).xorbs[0];
   }
 
-  std::unique_ptr<LocalObjectStore> objects_;
   UploadArtifacts upload_;
   Hash shard_hash_;
 };

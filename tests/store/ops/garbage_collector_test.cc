@@ -17,7 +17,7 @@
 #include "format/shard_writer.h"
 #include "store/index_contract.h"
 #include "store/index_test_records.h"
-#include "store/local/local_object_store.h"
+#include "store/ops/ops_fixture.h"
 #include "store/postgres/postgres_index_backend.h"
 #include "store/sqlite/sqlite_index_backend.h"
 
@@ -26,13 +26,10 @@ namespace {
 
 using Code = Status::Code;
 
-class GcTest : public IndexFixture, public ::testing::WithParamInterface<IndexBackend> {
+class GcTest : public StoreOpsTest {
  protected:
   void SetUp() override {
-    Open(GetParam());
-    auto objects = LocalObjectStore::Open(scratch_.path() + "/objects");
-    ASSERT_TRUE(objects.ok()) << objects.status().ToString();
-    objects_ = std::move(objects).value();
+    StoreOpsTest::SetUp();
     ASSERT_TRUE(index_->CreateBucket("ns", "b", true, 1).ok());
   }
 
@@ -117,8 +114,6 @@ class GcTest : public IndexFixture, public ::testing::WithParamInterface<IndexBa
       }
     }
   }
-
-  std::unique_ptr<LocalObjectStore> objects_;
 };
 
 TEST_P(GcTest, FreesExactlyTheUnreachableHalf) {
