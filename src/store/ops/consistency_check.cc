@@ -52,7 +52,7 @@ size_t FsckReport::Remaining() const {
 Result<FsckReport> ConsistencyCheck::Run() {
   FsckReport report;
   XET_ASSIGN_OR_RETURN(std::vector<std::string> pending,
-                       index_.PendingDeletions(kMaxPendingListed));
+                       index_.PendingDeletions(kMaxPendingListed, INT64_MAX));
   pending_.insert(pending.begin(), pending.end());
   report.pending_deletions = pending_.size();
   XET_RETURN_IF_ERROR(CheckXorbRows(report));

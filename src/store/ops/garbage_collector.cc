@@ -10,6 +10,9 @@ namespace {
 
 // Pending deletions read per round.
 constexpr size_t kPendingPage = 1000;
+// A pending deletion this old was left by a run that died (a live run deletes its objects
+// within seconds of retiring them); younger ones may belong to a run still going.
+constexpr int64_t kAbandonedPendingMs = 10 * 60 * 1000;
 
 // Candidates of one kind (xorbs or shards), retired a batch per index transaction; what a
 // batch retired is counted and handed to `retired` (which deletes the objects).
@@ -61,8 +64,8 @@ Result<GcReport> GarbageCollector::Run() {
   report.dry_run = options_.dry_run;
   if (options_.grace_ms < 0) return Status::InvalidArgument("gc: the grace period is negative");
   if (options_.batch == 0) options_.batch = 1;
-  XET_ASSIGN_OR_RETURN(const int64_t now_ms, index_.IndexClockMs());
-  cutoff_ms_ = now_ms - options_.grace_ms;
+  XET_ASSIGN_OR_RETURN(now_ms_, index_.IndexClockMs());
+  cutoff_ms_ = now_ms_ - options_.grace_ms;
   report.cutoff_ms = cutoff_ms_;
   XET_RETURN_IF_ERROR(FinishPendingDeletions(report));
   XET_RETURN_IF_ERROR(CollectFiles(report));
@@ -82,7 +85,8 @@ Status GarbageCollector::DeleteObjects(const std::vector<std::string>& keys) {
 
 Status GarbageCollector::FinishPendingDeletions(GcReport& report) {
   while (true) {
-    XET_ASSIGN_OR_RETURN(std::vector<std::string> keys, index_.PendingDeletions(kPendingPage));
+    XET_ASSIGN_OR_RETURN(std::vector<std::string> keys,
+                         index_.PendingDeletions(kPendingPage, now_ms_ - kAbandonedPendingMs));
     report.pending_finished += keys.size();
     if (options_.dry_run || keys.empty()) return Status::Ok();
     XET_RETURN_IF_ERROR(DeleteObjects(keys));

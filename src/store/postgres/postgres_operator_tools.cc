@@ -234,13 +234,14 @@ Result<std::vector<Hash>> PostgresIndex::RetireShards(std::span<const Hash> shar
   return retired;
 }
 
-Result<std::vector<std::string>> PostgresIndex::PendingDeletions(size_t limit) {
+Result<std::vector<std::string>> PostgresIndex::PendingDeletions(size_t limit,
+                                                                 int64_t retired_before_ms) {
   const int64_t sql_limit =
       limit > static_cast<size_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(limit);
   XET_ASSIGN_OR_RETURN(PgResult r,
-                       pool_->ExecOnce("SELECT object_key FROM gc_pending ORDER BY object_key "
-                                       "LIMIT $1",
-                                       PgParams().Int(sql_limit)));
+                       pool_->ExecOnce("SELECT object_key FROM gc_pending WHERE retired_at_ms < $2 "
+                                       "ORDER BY object_key LIMIT $1",
+                                       PgParams().Int(sql_limit).Int(retired_before_ms)));
   std::vector<std::string> keys;
   for (int row = 0; row < r.rows(); ++row) keys.emplace_back(r.Text(row, 0));
   return keys;

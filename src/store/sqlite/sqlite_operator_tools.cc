@@ -221,12 +221,14 @@ Result<std::vector<Hash>> SqliteIndex::RetireShards(std::span<const Hash> shards
   return retired;
 }
 
-Result<std::vector<std::string>> SqliteIndex::PendingDeletions(size_t limit) {
+Result<std::vector<std::string>> SqliteIndex::PendingDeletions(size_t limit,
+                                                               int64_t retired_before_ms) {
   auto lease = lookups_->Acquire();
-  XET_ASSIGN_OR_RETURN(
-      ScopedStatement stmt,
-      lease.db().Prepare("SELECT object_key FROM gc_pending ORDER BY object_key LIMIT ?1"));
+  XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
+                       lease.db().Prepare("SELECT object_key FROM gc_pending WHERE "
+                                          "retired_at_ms < ?2 ORDER BY object_key LIMIT ?1"));
   XET_RETURN_IF_ERROR(stmt->BindInt64(1, SqlLimit(limit)));
+  XET_RETURN_IF_ERROR(stmt->BindInt64(2, retired_before_ms));
   std::vector<std::string> keys;
   while (true) {
     XET_ASSIGN_OR_RETURN(bool row, stmt->Step());

@@ -153,7 +153,7 @@ TEST_P(GcTest, FreesExactlyTheUnreachableHalf) {
     const bool kept = objects_->Size(ShardKey(H(6, n))).ok();
     EXPECT_EQ(kept, n % 2 == 0) << n;
   }
-  EXPECT_TRUE(index_->PendingDeletions(10)->empty());
+  EXPECT_TRUE(index_->PendingDeletions(10, INT64_MAX)->empty());
   ExpectEveryEntryComplete();
   const GcReport again = RunGc(0);
   EXPECT_EQ(again.files_freed + again.xorbs_freed + again.shards_freed, 0u);
