@@ -182,6 +182,19 @@ TEST_P(GcTest, GraceKeepsRecentUploadsAndUnreferencedFiles) {
   ExpectEveryEntryComplete();
 }
 
+// A retirement whose object deletion is still pending (another run's, or a crashed one's) is
+// left to its owner for ten minutes: a run does not delete objects another run may still be
+// working on.
+TEST_P(GcTest, YoungPendingDeletionsAreLeftToTheirRun) {
+  XorbRecord x = StoreXorb(1);
+  const std::vector<Hash> one = {x.hash};
+  ASSERT_EQ(index_->RetireXorbs(one, INT64_MAX, false)->size(), 1u);  // as a run that stopped
+  const GcReport r = RunGc(0);
+  EXPECT_EQ(r.pending_finished, 0u);
+  EXPECT_TRUE(objects_->Size(XorbKey(x.hash)).ok());
+  EXPECT_EQ(*index_->PendingDeletions(10, INT64_MAX), std::vector<std::string>{XorbKey(x.hash)});
+}
+
 // The race, made deterministic: an upload deduplicates against an unreachable old xorb and
 // registers its file after gc's mark, before its sweep. The xorb must survive.
 TEST_P(GcTest, UploadDedupingDuringGcKeepsItsXorb) {
