@@ -25,6 +25,10 @@
 namespace xet {
 namespace {
 
+// Joins bucket b to scope s.scope ("NS/NAME") through the (ns, name) key.
+constexpr const char* kBucketOfScope =
+    "b.ns = split_part(s.scope, '/', 1) AND b.name = substr(s.scope, strpos(s.scope, '/') + 1)";
+
 // Rows a listing reads per query; file rows with their terms (up to megabytes each) fewer.
 constexpr int64_t kRowPage = 1000;
 constexpr int64_t kTermsPage = 64;
@@ -135,9 +139,10 @@ Result<std::vector<Hash>> PostgresIndex::CollectFiles(std::span<const Hash> file
         }
         XET_ASSIGN_OR_RETURN(
             PgResult buckets,
-            conn.Exec("SELECT b.id FROM buckets b WHERE b.ns || '/' || b.name IN (SELECT "
-                      "scope FROM file_scopes WHERE file_hash = ANY($1::bytea[])) ORDER BY b.id" +
-                          std::string(dry_run ? "" : " FOR SHARE"),
+            conn.Exec("SELECT b.id FROM buckets b JOIN (SELECT DISTINCT scope FROM file_scopes "
+                      "WHERE file_hash = ANY($1::bytea[])) s ON " +
+                          std::string(kBucketOfScope) + " ORDER BY b.id" +
+                          std::string(dry_run ? "" : " FOR SHARE OF b"),
                       PgParams().HashArray(candidates)));
         std::vector<int64_t> locked;
         for (int row = 0; row < buckets.rows(); ++row) locked.push_back(buckets.Int(row, 0));
@@ -146,9 +151,11 @@ Result<std::vector<Hash>> PostgresIndex::CollectFiles(std::span<const Hash> file
         XET_ASSIGN_OR_RETURN(
             PgResult free,
             conn.Exec("SELECT c FROM unnest($1::bytea[]) c WHERE NOT EXISTS(SELECT 1 FROM "
-                      "file_scopes s JOIN buckets b ON b.ns || '/' || b.name = s.scope "
-                      "WHERE s.file_hash = c AND (b.id <> ALL($2::int8[]) OR EXISTS(SELECT 1 "
-                      "FROM bucket_entries e WHERE e.bucket_id = b.id AND e.file_hash = c)))",
+                      "file_scopes s JOIN buckets b ON " +
+                          std::string(kBucketOfScope) +
+                          " "
+                          "WHERE s.file_hash = c AND (b.id <> ALL($2::int8[]) OR EXISTS(SELECT 1 "
+                          "FROM bucket_entries e WHERE e.bucket_id = b.id AND e.file_hash = c)))",
                       PgParams().HashArray(candidates).IntArray(locked)));
         XET_ASSIGN_OR_RETURN(collected, HashColumn0(free, "file hash"));
         if (dry_run || collected.empty()) return Status::Ok();

@@ -138,11 +138,13 @@ Result<std::vector<Hash>> SqliteIndex::CollectFiles(std::span<const Hash> files,
                            SeenAt(db, "SELECT seen_at_ms FROM files WHERE hash = ?1", f));
       if (!seen || *seen >= cutoff_ms) continue;
       // An entry keeps its file visible to its bucket's scope (sqlite_bucket_index.cc), so
-      // the buckets of the file's scopes are the only ones that can point at it.
+      // the buckets of the file's scopes are the only ones that can point at it. A scope
+      // "NS/NAME" is split to find its bucket by the (ns, name) key.
       XET_ASSIGN_OR_RETURN(
           std::optional<int64_t> in_bucket,
           SeenAt(db,
-                 "SELECT 1 FROM file_scopes s JOIN buckets b ON b.ns || '/' || b.name = s.scope "
+                 "SELECT 1 FROM file_scopes s JOIN buckets b ON b.ns = substr(s.scope, 1, "
+                 "instr(s.scope, '/') - 1) AND b.name = substr(s.scope, instr(s.scope, '/') + 1) "
                  "JOIN bucket_entries e ON e.bucket_id = b.id AND e.file_hash = s.file_hash "
                  "WHERE s.file_hash = ?1 LIMIT 1",
                  f));
