@@ -11,6 +11,7 @@
 
 #include "cli/bucket_commands.h"
 #include "cli/cp_command.h"
+#include "cli/fsck_command.h"
 #include "cli/gc_command.h"
 #include "cli/hash_commands.h"
 #include "cli/ls_command.h"
@@ -59,6 +60,7 @@ int RunApp(int argc, char** argv) {
   AddServeCommand(app, &exit_code);
   AddTokenCommands(app, &exit_code);
   AddGcCommand(app, &exit_code);
+  AddFsckCommand(app, &exit_code);
   AddStatsCommand(app, &exit_code);
   AddHashCommands(app, &exit_code);
   AddBucketCommands(app, remote, &exit_code);

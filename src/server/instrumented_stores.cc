@@ -147,8 +147,9 @@ class InstrumentedIndex final : public Index {
                                          bool dry_run) override {
     return inner_.RetireShards(shards, cutoff_ms, dry_run);
   }
-  Result<std::vector<std::string>> PendingDeletions(size_t limit) override {
-    return inner_.PendingDeletions(limit);
+  Result<std::vector<std::string>> PendingDeletions(size_t limit,
+                                                    int64_t retired_before_ms) override {
+    return inner_.PendingDeletions(limit, retired_before_ms);
   }
   Status ForgetPendingDeletions(std::span<const std::string> keys) override {
     return inner_.ForgetPendingDeletions(keys);

@@ -219,9 +219,10 @@ class Index {
   // As RetireXorbs for shard rows (the caller has established their files are gone).
   virtual Result<std::vector<Hash>> RetireShards(std::span<const Hash> shards, int64_t cutoff_ms,
                                                  bool dry_run) = 0;
-  // Object keys pending deletion (at most `limit`, in key order), and their removal once the
-  // objects are deleted.
-  virtual Result<std::vector<std::string>> PendingDeletions(size_t limit) = 0;
+  // Object keys pending deletion that were retired before `retired_before_ms` (index clock;
+  // at most `limit`, in key order), and their removal once the objects are deleted.
+  virtual Result<std::vector<std::string>> PendingDeletions(size_t limit,
+                                                            int64_t retired_before_ms) = 0;
   virtual Status ForgetPendingDeletions(std::span<const std::string> keys) = 0;
 };
 

@@ -26,6 +26,17 @@ std::vector<Hash> DedupIndexedChunks(const XorbRecord& xorb) {
   return SortedUniqueHashes(std::move(eligible));
 }
 
+XorbRecord XorbRecordOf(const Hash& hash, const XorbChunkTable& table, uint64_t object_size) {
+  XorbRecord rec;
+  rec.hash = hash;
+  rec.object_size = object_size;
+  rec.chunks.resize(table.size());
+  for (size_t i = 0; i < table.size(); ++i) {
+    rec.chunks[i] = {table.chunks[i].hash, table.boundary_offsets[i], table.unpacked_offsets[i]};
+  }
+  return rec;
+}
+
 std::vector<Hash> XorbsNamedBy(const ShardCommit& commit) {
   std::vector<Hash> xorbs = commit.xorbs;
   for (const FileRecord& f : commit.files) {

@@ -1,12 +1,14 @@
-// What both Index backends derive the same way from the records they are given: which chunks
-// of a xorb enter the global-dedup index, which xorbs a shard commit names, and the clock
-// the SQLite backend stamps rows with (index.h, "operator tools").
+// What the Index backends and their callers derive the same way: a xorb's record from its
+// verified chunk table, which chunks of a xorb enter the global-dedup index, which xorbs a
+// shard commit names, and the clock the SQLite backend stamps rows with (index.h, "operator
+// tools").
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "format/hash.h"
+#include "format/xorb.h"
 #include "store/index.h"
 
 namespace xet {
@@ -14,6 +16,10 @@ namespace xet {
 // The chunk hashes of `xorb` the dedup chunk index holds: chunk 0 and every chunk whose hash
 // is global-dedup eligible (format/merkle.h), each once, in hash order.
 std::vector<Hash> DedupIndexedChunks(const XorbRecord& xorb);
+
+// The record of a verified xorb stored as an object of `object_size` bytes (chunks and
+// footer): what PutXorb registers for it.
+XorbRecord XorbRecordOf(const Hash& hash, const XorbChunkTable& table, uint64_t object_size);
 
 // Every xorb `commit` names: its CAS section and its files' terms, each once, in hash order.
 std::vector<Hash> XorbsNamedBy(const ShardCommit& commit);

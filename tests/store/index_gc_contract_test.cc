@@ -57,7 +57,7 @@ TEST_P(IndexContract, RetireXorbsHonoursStampsAndBlocksReuploadUntilForgotten) {
   ASSERT_TRUE(dry.ok()) << dry.status().ToString();
   EXPECT_EQ(*dry, std::vector<Hash>{x.hash});
   EXPECT_TRUE(*index_->HasXorb(x.hash));
-  EXPECT_TRUE(index_->PendingDeletions(10)->empty());
+  EXPECT_TRUE(index_->PendingDeletions(10, INT64_MAX)->empty());
 
   auto retired = index_->RetireXorbs(std::vector<Hash>{x.hash, y.hash}, cutoff, false);
   ASSERT_TRUE(retired.ok()) << retired.status().ToString();
@@ -66,7 +66,10 @@ TEST_P(IndexContract, RetireXorbsHonoursStampsAndBlocksReuploadUntilForgotten) {
   EXPECT_FALSE(*index_->XorbVisible(x.hash, S({"ns/a"})));
   EXPECT_TRUE(index_->FindXorbsWithChunk(x.chunks[0].hash, {}, 10)->empty());
   EXPECT_TRUE(*index_->HasXorb(y.hash));
-  EXPECT_EQ(*index_->PendingDeletions(10), std::vector<std::string>{XorbKey(x.hash)});
+  EXPECT_EQ(*index_->PendingDeletions(10, INT64_MAX), std::vector<std::string>{XorbKey(x.hash)});
+  // Only keys retired before the given time are listed.
+  EXPECT_TRUE(index_->PendingDeletions(10, cutoff)->empty());
+  EXPECT_TRUE(index_->PendingDeletions(0, INT64_MAX)->empty());
 
   // While its object deletion is pending, the xorb cannot come back.
   auto again = index_->PutXorb(x, "ns/a");
@@ -74,7 +77,7 @@ TEST_P(IndexContract, RetireXorbsHonoursStampsAndBlocksReuploadUntilForgotten) {
   EXPECT_FALSE(*index_->HasXorb(x.hash));
   const std::vector<std::string> keys = {XorbKey(x.hash)};
   ASSERT_TRUE(index_->ForgetPendingDeletions(keys).ok());
-  EXPECT_TRUE(index_->PendingDeletions(10)->empty());
+  EXPECT_TRUE(index_->PendingDeletions(10, INT64_MAX)->empty());
   again = index_->PutXorb(x, "ns/a");
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_TRUE(*again);
@@ -214,9 +217,10 @@ TEST_P(IndexContract, RetireShardsBlocksTheirRecommitUntilForgotten) {
   ASSERT_TRUE(index_->CommitShard(young).ok());
   const std::vector<Hash> both = {old.shard_hash, young.shard_hash};
   EXPECT_EQ(*index_->RetireShards(both, cutoff, true), std::vector<Hash>{old.shard_hash});
-  EXPECT_TRUE(index_->PendingDeletions(10)->empty());
+  EXPECT_TRUE(index_->PendingDeletions(10, INT64_MAX)->empty());
   EXPECT_EQ(*index_->RetireShards(both, cutoff, false), std::vector<Hash>{old.shard_hash});
-  EXPECT_EQ(*index_->PendingDeletions(10), std::vector<std::string>{ShardKey(old.shard_hash)});
+  EXPECT_EQ(*index_->PendingDeletions(10, INT64_MAX),
+            std::vector<std::string>{ShardKey(old.shard_hash)});
   EXPECT_EQ(index_->CommitShard(old).status().code(), Code::kUnavailable);
   const std::vector<std::string> keys = {ShardKey(old.shard_hash)};
   ASSERT_TRUE(index_->ForgetPendingDeletions(keys).ok());

@@ -4,7 +4,8 @@
 // the index operations it relies on are index.h's "operator tools" section.
 //
 // One run, with cutoff = the index clock at the start - grace:
-//  0. Finishes the deletions an interrupted run left pending (their rows are already gone).
+//  0. Finishes the deletions an interrupted run left pending (their rows are already gone;
+//     only those over 10 minutes old, which no live run can still be working on).
 //  1. Files: every file record stamped before the cutoff that no bucket entry points at loses
 //     its record and visibility (Index::CollectFiles, atomic with bucket batches).
 //  2. Mark: the xorbs the remaining file records reference (a hash set: bounded by the
@@ -22,7 +23,6 @@
 #include <cstdint>
 #include <functional>
 #include <string>
-#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -74,6 +74,9 @@ class GarbageCollector {
   Status RetireShards(GcReport& report);
   // Deletes the objects of `keys` (pending deletions), then forgets them.
   Status DeleteObjects(const std::vector<std::string>& keys);
+  // DeleteObjects of the keys (`key`: XorbKey or ShardKey) of what was retired; nothing in a
+  // dry run.
+  Status DeleteRetired(const std::vector<Hash>& retired, std::string (*key)(const Hash&));
   // Whether a shard stamped before the cutoff has no file left (dry run: counting the files
   // step 1 would have freed as gone). *size gets the object's size.
   Result<bool> ShardIsGarbage(const Hash& shard, uint64_t* size, GcReport& report);
@@ -81,6 +84,7 @@ class GarbageCollector {
   Index& index_;
   ObjectStore& objects_;
   GcOptions options_;
+  int64_t now_ms_ = 0;  // index clock at the start
   int64_t cutoff_ms_ = 0;
   std::unordered_set<Hash> reachable_;
   std::unordered_set<Hash> dry_run_freed_files_;

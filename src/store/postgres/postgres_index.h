@@ -108,7 +108,8 @@ class PostgresIndex final : public Index {
                                         bool dry_run) override;
   Result<std::vector<Hash>> RetireShards(std::span<const Hash> shards, int64_t cutoff_ms,
                                          bool dry_run) override;
-  Result<std::vector<std::string>> PendingDeletions(size_t limit) override;
+  Result<std::vector<std::string>> PendingDeletions(size_t limit,
+                                                    int64_t retired_before_ms) override;
   Status ForgetPendingDeletions(std::span<const std::string> keys) override;
 
   PgPool& pool() { return *pool_; }

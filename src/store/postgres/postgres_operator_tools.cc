@@ -25,8 +25,13 @@
 namespace xet {
 namespace {
 
-// Rows a listing reads per query.
+// Joins bucket b to scope s.scope ("NS/NAME") through the (ns, name) key.
+constexpr const char* kBucketOfScope =
+    "b.ns = split_part(s.scope, '/', 1) AND b.name = substr(s.scope, strpos(s.scope, '/') + 1)";
+
+// Rows a listing reads per query; file rows with their terms (up to megabytes each) fewer.
 constexpr int64_t kRowPage = 1000;
+constexpr int64_t kTermsPage = 64;
 
 Result<std::vector<Hash>> HashColumn0(const PgResult& r, const char* what) {
   std::vector<Hash> out;
@@ -78,9 +83,10 @@ Status PostgresIndex::ForEachFileRow(bool with_terms,
   const std::string sql = std::string("SELECT id, hash, seen_at_ms") +
                           (with_terms ? ", terms" : "") +
                           " FROM files WHERE id > $1 ORDER BY id LIMIT $2";
+  const int64_t page = with_terms ? kTermsPage : kRowPage;
   int64_t after = 0;
   while (true) {
-    XET_ASSIGN_OR_RETURN(PgResult r, pool_->ExecOnce(sql, PgParams().Int(after).Int(kRowPage)));
+    XET_ASSIGN_OR_RETURN(PgResult r, pool_->ExecOnce(sql, PgParams().Int(after).Int(page)));
     for (int row = 0; row < r.rows(); ++row) {
       after = r.Int(row, 0);
       GcFileRow f;
@@ -91,7 +97,7 @@ Status PostgresIndex::ForEachFileRow(bool with_terms,
       }
       XET_RETURN_IF_ERROR(visit(f));
     }
-    if (r.rows() < kRowPage) return Status::Ok();
+    if (r.rows() < page) return Status::Ok();
   }
 }
 
@@ -133,9 +139,10 @@ Result<std::vector<Hash>> PostgresIndex::CollectFiles(std::span<const Hash> file
         }
         XET_ASSIGN_OR_RETURN(
             PgResult buckets,
-            conn.Exec("SELECT b.id FROM buckets b WHERE b.ns || '/' || b.name IN (SELECT "
-                      "scope FROM file_scopes WHERE file_hash = ANY($1::bytea[])) ORDER BY b.id" +
-                          std::string(dry_run ? "" : " FOR SHARE"),
+            conn.Exec("SELECT b.id FROM buckets b JOIN (SELECT DISTINCT scope FROM file_scopes "
+                      "WHERE file_hash = ANY($1::bytea[])) s ON " +
+                          std::string(kBucketOfScope) + " ORDER BY b.id" +
+                          std::string(dry_run ? "" : " FOR SHARE OF b"),
                       PgParams().HashArray(candidates)));
         std::vector<int64_t> locked;
         for (int row = 0; row < buckets.rows(); ++row) locked.push_back(buckets.Int(row, 0));
@@ -144,9 +151,11 @@ Result<std::vector<Hash>> PostgresIndex::CollectFiles(std::span<const Hash> file
         XET_ASSIGN_OR_RETURN(
             PgResult free,
             conn.Exec("SELECT c FROM unnest($1::bytea[]) c WHERE NOT EXISTS(SELECT 1 FROM "
-                      "file_scopes s JOIN buckets b ON b.ns || '/' || b.name = s.scope "
-                      "WHERE s.file_hash = c AND (b.id <> ALL($2::int8[]) OR EXISTS(SELECT 1 "
-                      "FROM bucket_entries e WHERE e.bucket_id = b.id AND e.file_hash = c)))",
+                      "file_scopes s JOIN buckets b ON " +
+                          std::string(kBucketOfScope) +
+                          " "
+                          "WHERE s.file_hash = c AND (b.id <> ALL($2::int8[]) OR EXISTS(SELECT 1 "
+                          "FROM bucket_entries e WHERE e.bucket_id = b.id AND e.file_hash = c)))",
                       PgParams().HashArray(candidates).IntArray(locked)));
         XET_ASSIGN_OR_RETURN(collected, HashColumn0(free, "file hash"));
         if (dry_run || collected.empty()) return Status::Ok();
@@ -232,13 +241,14 @@ Result<std::vector<Hash>> PostgresIndex::RetireShards(std::span<const Hash> shar
   return retired;
 }
 
-Result<std::vector<std::string>> PostgresIndex::PendingDeletions(size_t limit) {
+Result<std::vector<std::string>> PostgresIndex::PendingDeletions(size_t limit,
+                                                                 int64_t retired_before_ms) {
   const int64_t sql_limit =
       limit > static_cast<size_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(limit);
   XET_ASSIGN_OR_RETURN(PgResult r,
-                       pool_->ExecOnce("SELECT object_key FROM gc_pending ORDER BY object_key "
-                                       "LIMIT $1",
-                                       PgParams().Int(sql_limit)));
+                       pool_->ExecOnce("SELECT object_key FROM gc_pending WHERE retired_at_ms < $2 "
+                                       "ORDER BY object_key LIMIT $1",
+                                       PgParams().Int(sql_limit).Int(retired_before_ms)));
   std::vector<std::string> keys;
   for (int row = 0; row < r.rows(); ++row) keys.emplace_back(r.Text(row, 0));
   return keys;

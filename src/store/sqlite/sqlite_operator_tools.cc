@@ -14,14 +14,15 @@
 namespace xet {
 namespace {
 
-// Rows a listing reads per query.
+// Rows a listing reads per query; file rows with their terms (up to megabytes each) fewer.
 constexpr int64_t kRowPage = 1000;
+constexpr int64_t kTermsPage = 64;
 
 // Runs `sql` (?1: the last key seen, bound by `bind`; ?2: the page size) page after page on a
 // reader. `read` turns a row into a Row and records its key; the page's rows go to `visit`
 // once the reader is released, so `visit` may call back into the index.
 template <typename Row, typename Key>
-Status PageRows(SqliteReadPool& pool, const char* sql, Key first,
+Status PageRows(SqliteReadPool& pool, const char* sql, int64_t page, Key first,
                 const std::function<Status(SqliteStatement&, const Key&)>& bind,
                 const std::function<Result<Row>(SqliteStatement&, Key*)>& read,
                 const std::function<Status(const Row&)>& visit) {
@@ -32,7 +33,7 @@ Status PageRows(SqliteReadPool& pool, const char* sql, Key first,
       auto lease = pool.Acquire();
       XET_ASSIGN_OR_RETURN(ScopedStatement stmt, lease.db().Prepare(sql));
       XET_RETURN_IF_ERROR(bind(*stmt, after));
-      XET_RETURN_IF_ERROR(stmt->BindInt64(2, kRowPage));
+      XET_RETURN_IF_ERROR(stmt->BindInt64(2, page));
       while (true) {
         XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
         if (!row) break;
@@ -41,7 +42,7 @@ Status PageRows(SqliteReadPool& pool, const char* sql, Key first,
       }
     }
     for (const Row& r : rows) XET_RETURN_IF_ERROR(visit(r));
-    if (rows.size() < static_cast<size_t>(kRowPage)) return Status::Ok();
+    if (rows.size() < static_cast<size_t>(page)) return Status::Ok();
   }
 }
 
@@ -78,8 +79,8 @@ Result<int64_t> SqliteIndex::IndexClockMs() { return WallClockMs(); }
 Status SqliteIndex::ForEachXorbRow(const std::function<Status(const GcXorbRow&)>& visit) {
   return PageRows<GcXorbRow, int64_t>(
       *lookups_,
-      "SELECT id, hash, object_size, seen_at_ms FROM xorbs WHERE id > ?1 ORDER BY id LIMIT ?2", 0,
-      BindId,
+      "SELECT id, hash, object_size, seen_at_ms FROM xorbs WHERE id > ?1 ORDER BY id LIMIT ?2",
+      kRowPage, 0, BindId,
       [](SqliteStatement& stmt, int64_t* after) -> Result<GcXorbRow> {
         *after = stmt.ColumnInt64(0);
         GcXorbRow r;
@@ -98,7 +99,7 @@ Status SqliteIndex::ForEachFileRow(bool with_terms,
       with_terms ? "SELECT id, hash, seen_at_ms, terms FROM files WHERE id > ?1 ORDER BY id "
                    "LIMIT ?2"
                  : "SELECT id, hash, seen_at_ms FROM files WHERE id > ?1 ORDER BY id LIMIT ?2",
-      0, BindId,
+      with_terms ? kTermsPage : kRowPage, 0, BindId,
       [with_terms](SqliteStatement& stmt, int64_t* after) -> Result<GcFileRow> {
         *after = stmt.ColumnInt64(0);
         GcFileRow r;
@@ -115,7 +116,7 @@ Status SqliteIndex::ForEachFileRow(bool with_terms,
 Status SqliteIndex::ForEachShardRow(const std::function<Status(const GcShardRow&)>& visit) {
   return PageRows<GcShardRow, Hash>(
       *lookups_, "SELECT hash, seen_at_ms FROM shards WHERE hash > ?1 ORDER BY hash LIMIT ?2",
-      Hash(),
+      kRowPage, Hash(),
       [](SqliteStatement& stmt, const Hash& after) { return stmt.BindBlob(1, HashBytes(after)); },
       [](SqliteStatement& stmt, Hash* after) -> Result<GcShardRow> {
         GcShardRow r;
@@ -137,11 +138,13 @@ Result<std::vector<Hash>> SqliteIndex::CollectFiles(std::span<const Hash> files,
                            SeenAt(db, "SELECT seen_at_ms FROM files WHERE hash = ?1", f));
       if (!seen || *seen >= cutoff_ms) continue;
       // An entry keeps its file visible to its bucket's scope (sqlite_bucket_index.cc), so
-      // the buckets of the file's scopes are the only ones that can point at it.
+      // the buckets of the file's scopes are the only ones that can point at it. A scope
+      // "NS/NAME" is split to find its bucket by the (ns, name) key.
       XET_ASSIGN_OR_RETURN(
           std::optional<int64_t> in_bucket,
           SeenAt(db,
-                 "SELECT 1 FROM file_scopes s JOIN buckets b ON b.ns || '/' || b.name = s.scope "
+                 "SELECT 1 FROM file_scopes s JOIN buckets b ON b.ns = substr(s.scope, 1, "
+                 "instr(s.scope, '/') - 1) AND b.name = substr(s.scope, instr(s.scope, '/') + 1) "
                  "JOIN bucket_entries e ON e.bucket_id = b.id AND e.file_hash = s.file_hash "
                  "WHERE s.file_hash = ?1 LIMIT 1",
                  f));
@@ -220,12 +223,14 @@ Result<std::vector<Hash>> SqliteIndex::RetireShards(std::span<const Hash> shards
   return retired;
 }
 
-Result<std::vector<std::string>> SqliteIndex::PendingDeletions(size_t limit) {
+Result<std::vector<std::string>> SqliteIndex::PendingDeletions(size_t limit,
+                                                               int64_t retired_before_ms) {
   auto lease = lookups_->Acquire();
-  XET_ASSIGN_OR_RETURN(
-      ScopedStatement stmt,
-      lease.db().Prepare("SELECT object_key FROM gc_pending ORDER BY object_key LIMIT ?1"));
+  XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
+                       lease.db().Prepare("SELECT object_key FROM gc_pending WHERE "
+                                          "retired_at_ms < ?2 ORDER BY object_key LIMIT ?1"));
   XET_RETURN_IF_ERROR(stmt->BindInt64(1, SqlLimit(limit)));
+  XET_RETURN_IF_ERROR(stmt->BindInt64(2, retired_before_ms));
   std::vector<std::string> keys;
   while (true) {
     XET_ASSIGN_OR_RETURN(bool row, stmt->Step());

@@ -17,7 +17,7 @@
 #include "format/shard_writer.h"
 #include "store/index_contract.h"
 #include "store/index_test_records.h"
-#include "store/local/local_object_store.h"
+#include "store/ops/ops_fixture.h"
 #include "store/postgres/postgres_index_backend.h"
 #include "store/sqlite/sqlite_index_backend.h"
 
@@ -26,13 +26,10 @@ namespace {
 
 using Code = Status::Code;
 
-class GcTest : public IndexFixture, public ::testing::WithParamInterface<IndexBackend> {
+class GcTest : public StoreOpsTest {
  protected:
   void SetUp() override {
-    Open(GetParam());
-    auto objects = LocalObjectStore::Open(scratch_.path() + "/objects");
-    ASSERT_TRUE(objects.ok()) << objects.status().ToString();
-    objects_ = std::move(objects).value();
+    StoreOpsTest::SetUp();
     ASSERT_TRUE(index_->CreateBucket("ns", "b", true, 1).ok());
   }
 
@@ -117,8 +114,6 @@ class GcTest : public IndexFixture, public ::testing::WithParamInterface<IndexBa
       }
     }
   }
-
-  std::unique_ptr<LocalObjectStore> objects_;
 };
 
 TEST_P(GcTest, FreesExactlyTheUnreachableHalf) {
@@ -158,7 +153,7 @@ TEST_P(GcTest, FreesExactlyTheUnreachableHalf) {
     const bool kept = objects_->Size(ShardKey(H(6, n))).ok();
     EXPECT_EQ(kept, n % 2 == 0) << n;
   }
-  EXPECT_TRUE(index_->PendingDeletions(10)->empty());
+  EXPECT_TRUE(index_->PendingDeletions(10, INT64_MAX)->empty());
   ExpectEveryEntryComplete();
   const GcReport again = RunGc(0);
   EXPECT_EQ(again.files_freed + again.xorbs_freed + again.shards_freed, 0u);
@@ -185,6 +180,19 @@ TEST_P(GcTest, GraceKeepsRecentUploadsAndUnreferencedFiles) {
   EXPECT_TRUE(XorbGone(uploaded.hash));
   EXPECT_TRUE(XorbStored(entry.hash));
   ExpectEveryEntryComplete();
+}
+
+// A retirement whose object deletion is still pending (another run's, or a crashed one's) is
+// left to its owner for ten minutes: a run does not delete objects another run may still be
+// working on.
+TEST_P(GcTest, YoungPendingDeletionsAreLeftToTheirRun) {
+  XorbRecord x = StoreXorb(1);
+  const std::vector<Hash> one = {x.hash};
+  ASSERT_EQ(index_->RetireXorbs(one, INT64_MAX, false)->size(), 1u);  // as a run that stopped
+  const GcReport r = RunGc(0);
+  EXPECT_EQ(r.pending_finished, 0u);
+  EXPECT_TRUE(objects_->Size(XorbKey(x.hash)).ok());
+  EXPECT_EQ(*index_->PendingDeletions(10, INT64_MAX), std::vector<std::string>{XorbKey(x.hash)});
 }
 
 // The race, made deterministic: an upload deduplicates against an unreachable old xorb and

@@ -115,6 +115,25 @@ TEST_F(PostgresIndexTest, AVersion1DatabaseGainsStampsOfTheUpgrade) {
   EXPECT_GE(QueryInt("SELECT min(seen_at_ms) FROM xorbs"), *now - 60'000);
 }
 
+// A dedup answer counts as seeing its xorbs (index.h, "operator tools"): a stamp older than
+// kSeenStampRefreshMs is raised to the database's now, a newer one is left alone.
+TEST_F(PostgresIndexTest, DedupAnswersRefreshStaleStamps) {
+  auto index = Open();
+  ASSERT_NE(index, nullptr);
+  const XorbRecord old = MakeXorb(1), fresh = MakeXorb(2);
+  ASSERT_TRUE(index->PutXorb(old, "ns/a").ok());
+  ASSERT_TRUE(index->PutXorb(fresh, "ns/a").ok());
+  ASSERT_EQ(server_.Exec(db_, "UPDATE xorbs SET seen_at_ms = 5"), "");
+  const int64_t before = *index->IndexClockMs();
+  ASSERT_EQ(*index->FindXorbsWithChunk(old.chunks[0].hash, S({"ns/a"}), 4),
+            std::vector<Hash>{old.hash});
+  EXPECT_GE(QueryInt("SELECT max(seen_at_ms) FROM xorbs"), before);
+  EXPECT_EQ(QueryInt("SELECT min(seen_at_ms) FROM xorbs"), 5);
+  EXPECT_TRUE(index->RetireXorbs(std::vector<Hash>{old.hash}, before, false)->empty());
+  EXPECT_EQ(*index->RetireXorbs(std::vector<Hash>{fresh.hash}, before, false),
+            std::vector<Hash>{fresh.hash});
+}
+
 TEST_F(PostgresIndexTest, RefusesADatabaseNewerThanThisBinary) {
   ASSERT_NE(Open(), nullptr);
   const std::string newer = std::to_string(PostgresSchemaVersion() + 1);

@@ -83,7 +83,7 @@ TEST_F(SqliteBucketIndexTest, AVersion3DatabaseGainsStampsOfTheUpgrade) {
                   .ok());
   EXPECT_EQ(files.size(), 2u);
   EXPECT_TRUE(index_->CollectFiles(files, *now - 3'600'000, false)->empty());
-  EXPECT_TRUE(index_->PendingDeletions(10)->empty());
+  EXPECT_TRUE(index_->PendingDeletions(10, INT64_MAX)->empty());
 }
 
 TEST_F(SqliteBucketIndexTest, AVersion2DatabaseGainsPosixMetadata) {

@@ -145,6 +145,38 @@ TEST(SqliteIndex, MigrationIsIdempotentAndTwoIndexesShareAFile) {
   EXPECT_EQ(*(*db)->QueryText("PRAGMA journal_mode"), "wal");
 }
 
+// A dedup answer counts as seeing its xorbs (index.h, "operator tools"): a stamp older than
+// kSeenStampRefreshMs is raised to now, a newer one is left alone (no write).
+TEST(SqliteIndex, DedupAnswersRefreshStaleStamps) {
+  TempDir dir("xet-sqlite-index");
+  auto index = Open(DbPath(dir));
+  ASSERT_NE(index, nullptr);
+  const XorbRecord old = MakeXorb(1), fresh = MakeXorb(2);
+  ASSERT_TRUE(index->PutXorb(old, "ns/a").ok());
+  ASSERT_TRUE(index->PutXorb(fresh, "ns/a").ok());
+  {
+    auto db = SqliteDb::Open(DbPath(dir), false, 5000);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->Exec("UPDATE xorbs SET seen_at_ms = 5").ok());
+  }
+  const int64_t before = *index->IndexClockMs();
+  ASSERT_EQ(*index->FindXorbsWithChunk(old.chunks[0].hash, S({"ns/a"}), 4),
+            std::vector<Hash>{old.hash});
+  std::map<Hash, int64_t> seen;
+  ASSERT_TRUE(index
+                  ->ForEachXorbRow([&](const Index::GcXorbRow& r) {
+                    seen[r.hash] = r.seen_at_ms;
+                    return Status::Ok();
+                  })
+                  .ok());
+  EXPECT_GE(seen[old.hash], before);  // handed out: refreshed
+  EXPECT_EQ(seen[fresh.hash], 5);     // not asked for: untouched
+  // Retirement with a cutoff before the refresh keeps it.
+  EXPECT_TRUE(index->RetireXorbs(std::vector<Hash>{old.hash}, before, false)->empty());
+  EXPECT_EQ(*index->RetireXorbs(std::vector<Hash>{fresh.hash}, before, false),
+            std::vector<Hash>{fresh.hash});
+}
+
 TEST(SqliteIndex, RefusesANewerSchema) {
   TempDir dir;
   { ASSERT_NE(Open(DbPath(dir)), nullptr); }
