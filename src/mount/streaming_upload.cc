@@ -14,8 +14,9 @@ namespace xet {
 
 namespace {
 
-// Pages behind the reader are written back in windows of this size and dropped one window
-// later (by then that window's writeback has mostly finished: the drop rarely waits).
+// Pages behind the reader are written back in windows of this size and dropped two windows
+// later, without waiting: by then that window's writeback has mostly finished, and the few
+// pages still dirty or under writeback simply stay cached.
 constexpr uint64_t kWritebackWindow = 32ull << 20;
 
 }  // namespace
@@ -48,20 +49,16 @@ class StreamingUpload::Source final : public ByteSource {
   }
 
  private:
-  // Starts the writeback of each full window read, and drops the one before it.
+  // Starts the writeback of each full window read, and drops the one two windows back.
   void ReleaseBehind() {
     while (pos_ - started_ >= kWritebackWindow) {
       (void)::sync_file_range(fd_.get(), static_cast<off_t>(started_),
                               static_cast<off_t>(kWritebackWindow), SYNC_FILE_RANGE_WRITE);
       started_ += kWritebackWindow;
-      if (started_ - dropped_ > kWritebackWindow) {
-        const uint64_t len = started_ - kWritebackWindow - dropped_;
-        (void)::sync_file_range(
-            fd_.get(), static_cast<off_t>(dropped_), static_cast<off_t>(len),
-            SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
-        (void)::posix_fadvise(fd_.get(), static_cast<off_t>(dropped_), static_cast<off_t>(len),
-                              POSIX_FADV_DONTNEED);
-        dropped_ += len;
+      if (started_ >= dropped_ + 2 * kWritebackWindow) {
+        (void)::posix_fadvise(fd_.get(), static_cast<off_t>(dropped_),
+                              static_cast<off_t>(kWritebackWindow), POSIX_FADV_DONTNEED);
+        dropped_ += kWritebackWindow;
       }
     }
   }
