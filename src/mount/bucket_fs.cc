@@ -65,6 +65,16 @@ void BucketFs::Shutdown() {
     commits_->Drain();
     commits_.reset();
   }
+  // Streaming uploads of files never committed use the CAS client: stopped before it goes.
+  std::vector<std::shared_ptr<FileState>> states;
+  {
+    MutexLock lock(mu_);
+    for (const auto& entry : files_) states.push_back(entry.second);
+  }
+  for (const auto& st : states) {
+    MutexLock lock(st->mu);
+    StopStream(*st);
+  }
 }
 
 Status BucketFs::Check() {
@@ -326,6 +336,7 @@ int BucketFs::SetAttr(Ino ino, const SetAttrRequest& req, const FsCaller& caller
       MutexLock lock(st->mu);
       err = EnsureStaged(*st);
       if (err == 0 && st->staged->size() != *req.size) {
+        StopStream(*st);
         Status s = st->staged->Truncate(*req.size);
         if (s.ok()) {
           st->version += 1;

@@ -104,6 +104,10 @@ class BucketFs {
   int RemoveXattr(Ino ino, const std::string& name);
 
   // --- files
+  // Whether a descriptor opened with `flags` bypasses the kernel's page cache
+  // (FOPEN_DIRECT_IO): write-only ones do, so a large write is not copied into cache pages
+  // nobody reads (no mmap needs them: a shared writable mapping needs read access too).
+  static bool BypassesPageCache(int flags);
   // `keep_cache`: the kernel may keep its cached pages (the content did not change since
   // they were read).
   int Open(Ino ino, int flags, uint64_t* fh, bool* keep_cache);
@@ -167,6 +171,13 @@ class BucketFs {
   int EnsureStaged(FileState& st);
   Status ReadBase(FileState& st, uint64_t offset, std::span<uint8_t> out);
   void MarkWritten(Ino ino, uint64_t size);
+  // Streaming uploads (mount/streaming_upload.h), all three with st.mu held: starts or
+  // extends the file's after an append; drops it after any other change; completes it for
+  // a commit (nothing when the file has none or it failed: the commit uploads the whole
+  // staging file then).
+  void FeedStream(FileState& st);
+  void StopStream(FileState& st);
+  std::optional<UploadedFile> FinishStream(FileState& st);
   // Queues the file's commit (a close after writes); writes wait until it ran.
   void QueueCommit(FileState& st);
   std::vector<Ino> CommitGroup(const std::vector<Ino>& inos);
@@ -197,6 +208,8 @@ class BucketFs {
   std::unordered_map<Ino, NodeAttr> detached_ GUARDED_BY(mu_);
   Mutex cas_mu_;
   std::unique_ptr<RemoteConnection::Cas> write_cas_ GUARDED_BY(cas_mu_);
+
+  std::atomic<int> streams_{0};  // streaming uploads running
 
   std::unique_ptr<CommitQueue> commits_;
 };

@@ -26,6 +26,12 @@ bool Writable(int flags) { return (flags & O_ACCMODE) != O_RDONLY; }
 // shard cache for each group of many small files would cost more than their upload.
 constexpr uint64_t kSmallFileBytes = 1 << 20;
 
+// From this size on, a file written from empty by appends is uploaded while it is written
+// (mount/streaming_upload.h), by at most kMaxStreams files at once (each holds an upload
+// pipeline's buffers); smaller ones at their commit.
+constexpr uint64_t kStreamMinBytes = 8 << 20;
+constexpr int kMaxStreams = 2;
+
 // From this size on, a partly rewritten file is uploaded as an edit of its committed version
 // (its unchanged bytes are neither fetched nor sent); below it, whole.
 constexpr uint64_t kPartialEditMinBytes = 8 << 20;
@@ -79,6 +85,7 @@ void BucketFs::Unpin(const std::shared_ptr<FileState>& st) {
   {
     MutexLock st_lock(st->mu);
     if (st->dirty()) return;
+    StopStream(*st);
     st->staged.reset();
     st->has_staged = false;
     st->base_stream.reset();
@@ -124,6 +131,8 @@ void BucketFs::MarkWritten(Ino ino, uint64_t size) {
   });
 }
 
+bool BucketFs::BypassesPageCache(int flags) { return (flags & O_ACCMODE) == O_WRONLY; }
+
 int BucketFs::Open(Ino ino, int flags, uint64_t* fh, bool* keep_cache) {
   NodeAttr attr;
   if (int err = GetAttr(ino, &attr); err != 0) return err;
@@ -146,6 +155,7 @@ int BucketFs::Open(Ino ino, int flags, uint64_t* fh, bool* keep_cache) {
     if (Writable(flags) && (flags & O_TRUNC) != 0 && st->size.load() != 0) {
       err = EnsureStaged(*st);
       if (err == 0) {
+        StopStream(*st);
         Status s = st->staged->Truncate(0);
         if (s.ok()) {
           st->version += 1;
@@ -168,6 +178,7 @@ int BucketFs::Open(Ino ino, int flags, uint64_t* fh, bool* keep_cache) {
   auto h = std::make_shared<Handle>();
   h->state = st;
   h->flags = flags;
+  h->direct = BypassesPageCache(flags);
   h->wrote = truncated;
   {
     MutexLock lock(st->mu);
@@ -270,11 +281,26 @@ int BucketFs::Write(uint64_t fh, uint64_t offset, std::span<const uint8_t> data)
       while (st.commit_pending) st.changed.Wait(st.mu);
     }
     if (int err = EnsureStaged(st); err != 0) return err;
+    const uint64_t before = st.staged->size();
+    if (offset != before) {
+      StopStream(st);
+    } else if (before == 0 && st.staged->base_kept() == 0) {
+      st.appending = true;
+    }
     Status s = st.staged->Write(offset, data);
-    if (!s.ok()) return ToErrno(s, "writing");
+    if (!s.ok()) {
+      StopStream(st);
+      return ToErrno(s, "writing");
+    }
     st.version += 1;
     size = st.staged->size();
     st.size = size;
+    FeedStream(st);
+    if (h->direct) st.page_cache_stale = true;
+  }
+  if (h->direct) {  // the kernel did not see these bytes: what it cached is not the content
+    MutexLock lock(mu_);
+    page_cache_.erase(st.ino);
   }
   h->wrote = true;
   MarkWritten(st.ino, size);
@@ -336,6 +362,7 @@ int BucketFs::Fallocate(uint64_t fh, int mode, uint64_t offset, uint64_t length)
     MutexLock lock(st.mu);
     if (int err = EnsureStaged(st); err != 0) return err;
     if (offset + length > st.staged->size()) {
+      StopStream(st);
       Status s = st.staged->Truncate(offset + length);
       if (!s.ok()) return ToErrno(s, "allocating");
       st.version += 1;
@@ -346,6 +373,44 @@ int BucketFs::Fallocate(uint64_t fh, int mode, uint64_t offset, uint64_t length)
   h->wrote = true;
   MarkWritten(st.ino, size);
   return 0;
+}
+
+void BucketFs::FeedStream(FileState& st) {
+  st.mu.AssertHeld();
+  if (!st.appending) return;
+  const uint64_t size = st.staged->size();
+  if (st.stream) {
+    st.stream->Extend(size);
+    return;
+  }
+  if (size < kStreamMinBytes || streams_.load() >= kMaxStreams) return;
+  auto cas = WriteCas();
+  if (!cas.ok()) return;  // the commit uploads it
+  UploadItem whole;
+  whole.size_hint = size;
+  st.stream = std::make_unique<StreamingUpload>(
+      **cas, CommitUploadOptions(std::span<const UploadItem>(&whole, 1)), st.staged->path(), size,
+      streams_);
+}
+
+void BucketFs::StopStream(FileState& st) {
+  st.mu.AssertHeld();
+  st.appending = false;
+  st.stream.reset();
+}
+
+std::optional<UploadedFile> BucketFs::FinishStream(FileState& st) {
+  st.mu.AssertHeld();
+  std::unique_ptr<StreamingUpload> stream = std::move(st.stream);
+  st.appending = false;
+  if (!stream || !st.staged || stream->end() != st.staged->size()) return std::nullopt;
+  auto result = stream->Finish();
+  if (!result.ok()) {
+    std::fprintf(stderr, "xetstore mount: streaming upload failed, uploading whole: %s\n",
+                 result.status().ToString().c_str());
+    return std::nullopt;
+  }
+  return *result;
 }
 
 int BucketFs::SyncAll() { return commits_ && !commits_->Drain() ? EIO : 0; }
@@ -392,7 +457,8 @@ std::vector<Ino> BucketFs::CommitGroup(const std::vector<Ino>& inos) NO_THREAD_S
   struct Work {
     FileState* st;
     uint64_t version;
-    std::optional<UploadedFile> partial;  // uploaded as an edit of its base
+    // Uploaded already: streamed while written, or as an edit of its base.
+    std::optional<UploadedFile> early;
   };
   std::vector<Work> work;
   std::vector<Ino> failed;
@@ -429,8 +495,9 @@ std::vector<Ino> BucketFs::CommitGroup(const std::vector<Ino>& inos) NO_THREAD_S
     const StagedFile::RemoteRead remote = [&](uint64_t off, std::span<uint8_t> buf) {
       return ReadBase(*st, off, buf);
     };
-    std::optional<UploadedFile> partial = upload_edit(*st->staged, st->base_hash, st->base_size);
-    if (!partial) {
+    std::optional<UploadedFile> early = FinishStream(*st);
+    if (!early) early = upload_edit(*st->staged, st->base_hash, st->base_size);
+    if (!early) {
       if (Status s = st->staged->FetchAll(remote); !s.ok()) {
         st->commit_error = s;
         ToErrno(s, "committing");
@@ -438,13 +505,13 @@ std::vector<Ino> BucketFs::CommitGroup(const std::vector<Ino>& inos) NO_THREAD_S
         continue;
       }
     }
-    work.push_back({st.get(), st->version, std::move(partial)});
+    work.push_back({st.get(), st->version, std::move(early)});
   }
 
   std::vector<UploadItem> items;
   std::vector<size_t> item_work;  // the work index of each item
   for (size_t i = 0; i < work.size(); ++i) {
-    if (work[i].partial) continue;
+    if (work[i].early) continue;
     UploadItem item;
     item.name = work[i].st->staged->path();
     item.size_hint = work[i].st->staged->size();
@@ -454,7 +521,7 @@ std::vector<Ino> BucketFs::CommitGroup(const std::vector<Ino>& inos) NO_THREAD_S
   }
   std::vector<UploadedFile> uploaded(work.size());
   for (size_t i = 0; i < work.size(); ++i) {
-    if (work[i].partial) uploaded[i] = *work[i].partial;
+    if (work[i].early) uploaded[i] = *work[i].early;
   }
   if (!items.empty()) {
     auto cas = WriteCas();
@@ -472,7 +539,7 @@ std::vector<Ino> BucketFs::CommitGroup(const std::vector<Ino>& inos) NO_THREAD_S
   // Each file's outcome: one refused operation must not hold back the others of its group.
   std::vector<Status> outcome(work.size(), error);
   for (size_t i = 0; i < work.size(); ++i) {
-    if (work[i].partial) outcome[i] = Status::Ok();
+    if (work[i].early) outcome[i] = Status::Ok();
   }
   if (!work.empty()) {
     MutexLock ns(ns_mu_);
@@ -533,12 +600,16 @@ std::vector<Ino> BucketFs::CommitGroup(const std::vector<Ino>& inos) NO_THREAD_S
     }
   }
 
+  std::vector<bool> cache_current(work.size(), false);  // the kernel's cache holds the commit
   for (size_t i = 0; i < work.size(); ++i) {
     FileState& st = *work[i].st;
+    cache_current[i] = !st.page_cache_stale;
+    if (outcome[i].ok()) st.page_cache_stale = false;
     if (outcome[i].ok()) {
       st.base_hash = uploaded[i].file_hash;
       st.base_size = st.staged->size();
       st.staged->MarkCommitted();
+      st.appending = false;
       st.base_stream.reset();
       st.committed_version = work[i].version;
       st.commit_error = Status::Ok();
@@ -558,7 +629,12 @@ std::vector<Ino> BucketFs::CommitGroup(const std::vector<Ino>& inos) NO_THREAD_S
     // The page cache now holds the committed version.
     MutexLock lock(mu_);
     for (size_t i = 0; i < work.size(); ++i) {
-      if (outcome[i].ok()) page_cache_[work[i].st->ino] = uploaded[i].file_hash;
+      if (!outcome[i].ok()) continue;
+      if (cache_current[i]) {
+        page_cache_[work[i].st->ino] = uploaded[i].file_hash;
+      } else {
+        page_cache_.erase(work[i].st->ino);
+      }
     }
   }
   for (auto& st : states) Unpin(st);

@@ -9,6 +9,7 @@
 
 #include "common/mutex.h"
 #include "mount/bucket_fs.h"
+#include "mount/streaming_upload.h"
 
 namespace xet {
 
@@ -41,6 +42,15 @@ struct BucketFs::FileState {
   // Open handles and running operations that need this state to stay the file's; changed
   // only under BucketFs::mu_ (the state is dropped only when none remain).
   std::atomic<int> pins{0};
+  // Whether the staged content was only ever appended to since it was empty with no
+  // remote bytes (what a streaming upload needs).
+  bool appending GUARDED_BY(mu) = false;
+  // The upload of that content running while it is written (mount/streaming_upload.h);
+  // dropped by any other change. Destroyed before `staged` is.
+  std::unique_ptr<StreamingUpload> stream GUARDED_BY(mu);
+  // Written through a descriptor that bypasses the kernel's page cache since the last
+  // commit: what the kernel cached may be older than the content.
+  bool page_cache_stale GUARDED_BY(mu) = false;
   // Reads of the committed version for filling a staged file's gaps.
   std::shared_ptr<FileStream> base_stream GUARDED_BY(mu);
 
@@ -50,6 +60,7 @@ struct BucketFs::FileState {
 struct BucketFs::Handle {
   std::shared_ptr<FileState> state;
   int flags = 0;
+  bool direct = false;             // bypasses the kernel's page cache (BucketFs::BypassesPageCache)
   std::atomic<bool> wrote{false};  // set by concurrent writes
   // The committed version the descriptor opened (read while the file is not staged).
   Hash version_hash;

@@ -153,6 +153,7 @@ TEST_F(RangeReaderServerTest, ChunkCacheServesAFreshReader) {
   testing::TempDir dir;
   RangeReaderOptions o;
   o.chunk_cache_dir = dir.path() + "/chunks";
+  o.cache_sequential = true;  // the first reader reads sequentially
   {
     RangeReader first(*cas_, o);
     auto s = first.Open(a.file_hash, a.size);

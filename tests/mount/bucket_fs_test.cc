@@ -9,6 +9,7 @@
 #include <sys/xattr.h>
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -71,6 +72,13 @@ class BucketFsTest : public testing::BucketFsFixture {
     EXPECT_EQ(fs_->Write(fh, 0, AsBytes(data)), 0);
     EXPECT_EQ(fs_->Flush(fh), 0);
     fs_->Release(fh);
+    return ino;
+  }
+
+  Ino LookupIno(const std::string& name) {
+    Ino ino = 0;
+    NodeAttr attr;
+    EXPECT_EQ(fs_->Lookup(kRootIno, name, &ino, &attr), 0);
     return ino;
   }
 
@@ -280,6 +288,61 @@ TEST_F(BucketFsTest, APartlyRewrittenLargeFileIsCommittedAsAnEdit) {
   EXPECT_EQ(done, expected.size());
   EXPECT_TRUE(got == expected);
   (void)ino;
+}
+
+TEST_F(BucketFsTest, AppendedFilesAreStreamedAndOtherChangesStopTheStream) {
+  // Files written from empty in 1 MiB appends are uploaded while written
+  // (mount/streaming_upload.h); an overwrite, a truncate, or a commit in the middle falls
+  // back to uploading the staging file. Each must commit exactly its bytes.
+  const auto random = testing::RandomBytes(24 << 20, 5);
+  const std::string bytes(random.begin(), random.end());
+  struct Case {
+    std::string name;
+    std::function<void(uint64_t fh, std::string& expected)> after_16_mib;
+  };
+  const std::vector<Case> cases = {
+      {"plain", [](uint64_t, std::string&) {}},
+      {"overwrite",
+       [&](uint64_t fh, std::string& expected) {
+         ASSERT_EQ(fs_->Write(fh, 5 << 20, AsBytes("changed")), 0);
+         expected.replace(5 << 20, 7, "changed");
+       }},
+      {"truncate",
+       [&](uint64_t fh, std::string& expected) {
+         SetAttrRequest r;
+         r.size = 10 << 20;
+         r.fh = fh;
+         NodeAttr attr;
+         ASSERT_EQ(fs_->SetAttr(LookupIno("truncate"), r, caller_, &attr), 0);
+         expected.resize(10 << 20);
+       }},
+      {"fsync", [&](uint64_t fh, std::string&) { ASSERT_EQ(fs_->Fsync(fh), 0); }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Ino ino = 0;
+    NodeAttr attr;
+    uint64_t fh = 0;
+    ASSERT_EQ(fs_->Create(kRootIno, c.name, 0644, O_WRONLY | O_CREAT, caller_, &ino, &attr, &fh),
+              0);
+    std::string expected;
+    for (size_t off = 0; off < bytes.size(); off += 1 << 20) {
+      if (off == 16u << 20) c.after_16_mib(fh, expected);
+      const std::string piece = bytes.substr(off, 1 << 20);
+      ASSERT_EQ(fs_->Write(fh, expected.size(), AsBytes(piece)), 0);
+      expected += piece;
+    }
+    ASSERT_EQ(fs_->Fsync(fh), 0);
+    fs_->Release(fh);
+    ASSERT_EQ(fs_->SyncAll(), 0);
+    ChunkHashStream full;
+    full.Consume(AsBytes(expected));
+    const Hash want = FileHash(full.Finish());
+    ASSERT_EQ(fs_->Lookup(kRootIno, c.name, &ino, &attr), 0);
+    EXPECT_EQ(attr.size, expected.size());
+    EXPECT_EQ(attr.hash, want);
+    EXPECT_EQ(RemoteFiles()[c.name], expected.size());
+  }
 }
 
 }  // namespace

@@ -29,9 +29,12 @@ constexpr uint64_t kMaxWindow = 128ull << 20;
 constexpr uint64_t kMinWindow = 1ull << 20;
 // Read-ahead fetches runs of at most this many compressed bytes (one GET each).
 constexpr uint64_t kReadAheadRunBytes = 4ull << 20;
-// A read starting this close to where the stream's reads end still counts as sequential
-// (the kernel sends concurrent reads of a sequential reader slightly out of order).
+// A read starting this close to where the stream's reads end still counts as sequential:
+// the kernel sends the reads of its read-ahead window concurrently (16 MiB in 1 MiB
+// requests for the mount), and they arrive in any order. So the slack is this many reads of
+// the read's own size, and at least kSequentialSlack: small random reads stay random.
 constexpr uint64_t kSequentialSlack = 512ull << 10;
+constexpr uint64_t kSequentialSlackReads = 32;
 // Chunk cache entries are read in pieces of this size.
 constexpr size_t kDiskReadBytes = 1u << 20;
 
@@ -189,9 +192,11 @@ class RangeReader::Impl {
                            uint64_t end, std::unordered_map<uint32_t, ChunkPtr>& own, bool touch);
 
   // Fetches the chunks of `run` (from the chunk cache when it has them), Puts each decoded
-  // chunk through `claims` and hands it to `on_chunk`.
+  // chunk through `claims` and hands it to `on_chunk`. `store`: what is fetched from the
+  // network is also stored in the chunk cache (not for sequential streams: see
+  // RangeReaderOptions::cache_sequential).
   Status FetchRun(const FilePlan& plan, const FilePlan::Run& run, ChunkClaims& claims,
-                  const ChunkFn& on_chunk);
+                  const ChunkFn& on_chunk, bool store);
   // Publishes chunks [from, to) of chunk cache entry [start, end) of `xorb`; false when the
   // entry is missing or damaged (then it is erased).
   bool LoadFromDisk(const Hash& xorb, uint32_t start, uint32_t end, uint32_t from, uint32_t to,
@@ -259,7 +264,7 @@ bool RangeReader::Impl::LoadFromDisk(const Hash& xorb, uint32_t start, uint32_t 
 }
 
 Status RangeReader::Impl::FetchRun(const FilePlan& plan, const FilePlan::Run& run,
-                                   ChunkClaims& claims, const ChunkFn& on_chunk) {
+                                   ChunkClaims& claims, const ChunkFn& on_chunk, bool store) {
   const Hash& xorb = plan.xorb_hash(run.xorb);
   uint32_t c = run.first;
   if (disk_ != nullptr) {
@@ -289,7 +294,7 @@ Status RangeReader::Impl::FetchRun(const FilePlan& plan, const FilePlan::Run& ru
 
   std::unique_ptr<ChunkCache::Writer> cache_entry;
   std::vector<ChunkInfo> infos;
-  if (disk_ != nullptr) {
+  if (disk_ != nullptr && (store || options_.cache_sequential)) {
     auto started = disk_->StartPut(xorb, net.first, net.end, range_bytes);
     if (started.ok()) cache_entry = std::move(*started);
   }
@@ -322,7 +327,7 @@ void RangeReader::Impl::ReadAhead(const FilePlan& plan, const FilePlan::Run& run
   if (!run.exact) {
     bool any = false;
     for (uint32_t c = run.first; c < run.end; ++c) any = claims.Claim(xorb, c) || any;
-    if (any) (void)FetchRun(plan, run, claims, ignore);
+    if (any) (void)FetchRun(plan, run, claims, ignore, /*store=*/false);
     return;
   }
   for (uint32_t c = run.first; c < run.end; ++c) claims.Claim(xorb, c);
@@ -333,7 +338,7 @@ void RangeReader::Impl::ReadAhead(const FilePlan& plan, const FilePlan::Run& run
     }
     uint32_t e = c + 1;
     while (e < run.end && claims.Holds(xorb, e)) ++e;
-    if (!FetchRun(plan, plan.Narrow(run, c, e), claims, ignore).ok()) return;
+    if (!FetchRun(plan, plan.Narrow(run, c, e), claims, ignore, /*store=*/false).ok()) return;
     c = e;
   }
 }
@@ -359,13 +364,16 @@ Result<ChunkPtr> RangeReader::Impl::Resolve(const FilePlan& plan, const FilePlan
       }
       ChunkPtr mine;
       uint64_t at = pos;  // data position of chunk k (chunks arrive in order)
-      XET_RETURN_IF_ERROR(FetchRun(plan, run, claims, [&](uint32_t k, const ChunkPtr& p) {
-        if (k < c) return;
-        if (k == c) mine = p;
-        // The term's later chunks this read still needs (all of a term may be far more).
-        if (k > c && k < t.chunk_end && at < end) own[k] = p;
-        at += p->size;
-      }));
+      XET_RETURN_IF_ERROR(FetchRun(
+          plan, run, claims,
+          [&](uint32_t k, const ChunkPtr& p) {
+            if (k < c) return;
+            if (k == c) mine = p;
+            // The term's later chunks this read still needs (all of a term may be far more).
+            if (k > c && k < t.chunk_end && at < end) own[k] = p;
+            at += p->size;
+          },
+          touch));
       if (mine == nullptr)
         return Status::Internal("fetch of chunk " + std::to_string(c) + " lost it");
       return mine;
@@ -408,7 +416,7 @@ Status RangeReader::Impl::ReadPlan(const FilePlan& plan, uint64_t offset, std::s
         }
         uint32_t e = c + 1;
         while (e < pc.end && claims.Holds(xorb, e)) ++e;
-        XET_RETURN_IF_ERROR(FetchRun(plan, plan.RunFor(t, c, e), claims, keep));
+        XET_RETURN_IF_ERROR(FetchRun(plan, plan.RunFor(t, c, e), claims, keep, touch));
         c = e;
       }
     }
@@ -482,7 +490,8 @@ class RangeReader::StreamImpl final : public RangeReader::Stream {
     {
       MutexLock lock(mu_);
       const uint64_t end = offset + n;
-      const bool near = offset + kSequentialSlack >= next_ && offset <= next_ + kSequentialSlack;
+      const uint64_t slack = std::max(kSequentialSlack, n * kSequentialSlackReads);
+      const bool near = offset + slack >= next_ && offset <= next_ + slack;
       if (!near) {
         hits_ = 0;
         if (window_ != 0) impl_.sequential_streams_.fetch_sub(1);

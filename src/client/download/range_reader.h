@@ -14,11 +14,14 @@
 //   - Caches: decoded chunks are kept in memory (LRU by bytes, keyed by xorb hash + chunk
 //     index) and, with `chunk_cache_dir`, in the bounded on-disk ChunkCache (entries keyed by
 //     xorb + chunk run, checked against their chunk hashes when read), so deduplicated data
-//     is fetched once across files and streams.
+//     is fetched once across files and streams. Chunks fetched for sequential streams are
+//     stored on disk only with `cache_sequential` (they are still read from it when there).
 //   - Memory: decoded chunks and read-ahead are held within `memory_bytes` in total (plus
 //     what the reads in progress hold: their own chunks, about one fetch run per fetch
 //     thread).
-//   - Streams detect sequential access and read ahead on the fetch threads, the window
+//   - Streams detect sequential access (reads starting within 32 read sizes, at least
+//     512 KiB, of where the stream's reads so far end: concurrent read-ahead requests
+//     arrive out of order) and read ahead on the fetch threads, the window
 //     growing from 8 MiB to 128 MiB while the access stays sequential, capped so that the
 //     read-ahead of all sequential streams fits in half of `memory_bytes`. A read fetches
 //     the chunks it lacks itself, on its own thread, or waits for a fetch already bringing
@@ -50,6 +53,12 @@ struct RangeReaderOptions {
   uint64_t chunk_cache_bytes = 10ull << 30;
   uint64_t memory_bytes = 128ull << 20;  // decoded chunks + read-ahead held in memory, total
   size_t fetch_threads = 8;              // read-ahead and plan prefetch (0 is treated as 1)
+  // Whether chunks fetched for streams reading sequentially (their read-ahead and their
+  // own fetches) go to the on-disk chunk cache too. Off: writing them costs more than the
+  // rest of a cold sequential read (page-cache copies, ext4 allocation, a hash per chunk:
+  // docs/bench-log/mount.md), and a whole-file read is what the kernel's page cache keeps.
+  // Random reads always store.
+  bool cache_sequential = false;
 };
 
 // The CAS calls a RangeReader makes: CasClient's (MakeCasRangeSource), or a test's fake.

@@ -410,6 +410,7 @@ TEST_P(RangeReaderTest, DiskCacheServesAnotherReader) {
   testing::TempDir dir;
   RangeReaderOptions o;
   o.chunk_cache_dir = dir.path() + "/cache";
+  o.cache_sequential = true;  // the second loop reads sequentially
   {
     RangeReader& reader = Reader(o);
     auto s = reader.Open(file_.hash, file_.data.size());
@@ -437,6 +438,31 @@ TEST_P(RangeReaderTest, DiskCacheServesAnotherReader) {
   }
   EXPECT_EQ(again.stats().fetches, 0u);
   EXPECT_GT(again.stats().disk_chunks, 0u);
+}
+
+TEST_P(RangeReaderTest, SequentialStreamsDoNotFillTheDiskCacheByDefault) {
+  testing::TempDir dir;
+  RangeReaderOptions o;
+  o.chunk_cache_dir = dir.path() + "/cache";
+  {
+    RangeReader& reader = Reader(o);
+    auto s = reader.Open(file_.hash, file_.data.size());
+    for (uint64_t off = 0; off < file_.data.size(); off += 50000) {
+      ASSERT_EQ(ReadOf(*s, off, 50000), Expected(file_, off, 50000));
+    }
+    s.reset();
+    reader_.reset();
+  }
+  // Only the reads before the stream counted as sequential were stored: a fresh reader
+  // fetches the rest.
+  source_ = new FakeSource;
+  source_->AddXorb(&a_);
+  source_->AddXorb(&b_);
+  source_->AddFile(&file_);
+  RangeReader& again = Reader(o);
+  auto s = again.Open(file_.hash, file_.data.size());
+  ASSERT_EQ(ReadOf(*s, 0, file_.data.size()), Expected(file_, 0, file_.data.size()));
+  EXPECT_GT(again.stats().fetches, 0u);
 }
 
 TEST_P(RangeReaderTest, ReadsTakeOnlyTheirChunksFromALargeCacheEntry) {
