@@ -195,7 +195,13 @@ class Index {
   };
 
   // The clock the stamps are written with, in unix milliseconds (PostgreSQL: the database
-  // server's, so nodes' clocks do not matter; SQLite: this machine's).
+  // server's, so nodes' clocks do not matter; SQLite: this machine's), read so that every
+  // write not yet committed when it returns stamps at or after the value returned: a gc
+  // whose cutoff is at most this value, and whose scans start after it returns, sees every
+  // row a stamp older than the cutoff protects. PostgreSQL: at most the start of the oldest
+  // transaction in progress (stamps are taken while a transaction runs, before it commits;
+  // the sessions must be visible in pg_stat_activity, i.e. of the same role or with
+  // pg_read_all_stats); SQLite: read by the single writer, after every write queued before.
   virtual Result<int64_t> IndexClockMs() = 0;
   // Every xorb, file (with its terms when `with_terms`) and shard row; stops at (and
   // returns) the first error `visit` returns.

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <thread>
 
 #include "format/sha256.h"
 #include "format/shard_parser.h"
@@ -60,6 +61,7 @@ Result<FsckReport> ConsistencyCheck::Run() {
   XET_RETURN_IF_ERROR(CheckFiles(report));
   XET_RETURN_IF_ERROR(CheckObjects("xorbs/", report));
   XET_RETURN_IF_ERROR(CheckObjects("shards/", report));
+  XET_RETURN_IF_ERROR(RecheckUnindexed(report));
   if (options_.repair) {
     // Objects first: a file naming a missing xorb is whole again once the xorb's object was
     // registered again.
@@ -167,6 +169,49 @@ Status ConsistencyCheck::CheckObjects(const std::string& prefix, FsckReport& rep
                                       "an object the index does not record"));
     return Status::Ok();
   });
+}
+
+Status ConsistencyCheck::RecheckUnindexed(FsckReport& report) {
+  auto unindexed = [](const FsckProblem& p) {
+    return (p.kind == "xorb-unindexed" || p.kind == "shard-unindexed") && HashOfKey(p.key) &&
+           p.key == (p.kind == "xorb-unindexed" ? XorbKey(*HashOfKey(p.key))
+                                                : ShardKey(*HashOfKey(p.key)));
+  };
+  std::unordered_set<Hash> shard_candidates;
+  bool any = false;
+  for (const FsckProblem& p : report.problems) {
+    if (!unindexed(p)) continue;
+    any = true;
+    if (p.kind == "shard-unindexed") shard_candidates.insert(*HashOfKey(p.key));
+  }
+  if (!any) return Status::Ok();
+  std::this_thread::sleep_for(options_.settle);
+  std::unordered_set<Hash> shards_now;
+  if (!shard_candidates.empty()) {
+    XET_RETURN_IF_ERROR(index_.ForEachShardRow([&](const Index::GcShardRow& s) -> Status {
+      if (shard_candidates.contains(s.hash)) shards_now.insert(s.hash);
+      return Status::Ok();
+    }));
+  }
+  std::vector<FsckProblem> kept;
+  for (FsckProblem& p : report.problems) {
+    if (unindexed(p)) {
+      const Hash hash = *HashOfKey(p.key);
+      bool indexed = false;
+      if (p.kind == "xorb-unindexed") {
+        XET_ASSIGN_OR_RETURN(indexed, index_.HasXorb(hash));
+      } else {
+        indexed = shards_now.contains(hash);
+      }
+      auto size = objects_.Size(p.key);
+      const bool gone = !size.ok() && size.status().code() == Status::Code::kNotFound;
+      if (!size.ok() && !gone) return size.status();
+      if (indexed || gone) continue;
+    }
+    kept.push_back(std::move(p));
+  }
+  report.problems = std::move(kept);
+  return Status::Ok();
 }
 
 Status ConsistencyCheck::Quarantine(const std::string& key) {

@@ -18,10 +18,12 @@
 // - a shard object without a row is reported (uploading the shard again registers it);
 // - a file naming a missing xorb counts as repaired once that xorb was registered again
 //   (repairs of objects run first).
-// Uploads running meanwhile can make an object look unindexed for a moment (written, not
-// yet registered): run fsck --repair on a quiet store, or run it twice.
+// Uploads running meanwhile make an object look unindexed for a moment (written, not yet
+// registered): an object found unindexed is looked up again after `settle`, and reported
+// only if it is still unindexed (and still there). --repair is best run on a quiet store.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <unordered_set>
@@ -39,6 +41,8 @@ inline constexpr const char* kRecoveredScope = "xetstore-fsck/recovered";
 struct FsckOptions {
   bool deep = false;
   bool repair = false;
+  // How long an upload may take between storing an object and registering it.
+  std::chrono::milliseconds settle{2000};
 };
 
 struct FsckProblem {
@@ -76,6 +80,9 @@ class ConsistencyCheck {
   Status CheckShardRows(FsckReport& report);
   Status CheckFiles(FsckReport& report);
   Status CheckObjects(const std::string& prefix, FsckReport& report);
+  // Drops the unindexed-object problems of objects registered (or deleted) since, after
+  // waiting options_.settle when there are any.
+  Status RecheckUnindexed(FsckReport& report);
   Status Repair(FsckProblem& problem);
   // Copies the object at `key` to quarantine/<key> and removes it from `key`.
   Status Quarantine(const std::string& key);

@@ -54,8 +54,16 @@ Status AddPendingDeletions(PgConnection& conn, const std::vector<std::string>& k
 }  // namespace
 
 Result<int64_t> PostgresIndex::IndexClockMs() {
-  XET_ASSIGN_OR_RETURN(PgResult r,
-                       pool_->ExecOnce(std::string("SELECT ") + kPgClockMsSql, PgParams()));
+  // A transaction in progress may already have stamped rows with its (earlier) clock and
+  // commit after this returns: the oldest such start bounds the value.
+  XET_ASSIGN_OR_RETURN(
+      PgResult r,
+      pool_->ExecOnce(std::string("SELECT LEAST(") + kPgClockMsSql +
+                          ", COALESCE((SELECT (extract(epoch from min(xact_start)) * 1000)::bigint "
+                          "FROM pg_stat_activity WHERE xact_start IS NOT NULL "
+                          "AND pid <> pg_backend_pid() AND datname = current_database()), " +
+                          kPgClockMsSql + "))",
+                      PgParams()));
   return r.Int(0, 0);
 }
 

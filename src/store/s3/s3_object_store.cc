@@ -94,16 +94,20 @@ class S3ObjectStore final : public ObjectStore {
     XET_RETURN_IF_ERROR(ValidateObjectKey(key));
     const std::string object = client_.ObjectKey(key);
     KeyLocks::Guard guard(locks_, object);
-    XET_ASSIGN_OR_RETURN(bool exists, Exists(object));
-    if (exists) return false;
     uint64_t total = 0;
     for (const auto& p : parts) total += p.size();
+    XET_ASSIGN_OR_RETURN(std::optional<uint64_t> existing, ExistingSize(object));
+    // An object of another size under a content-addressed key is a torn write: S3 itself
+    // never shows one, but stores that write a PUT's body as it arrives (s3rver) keep what
+    // a writer killed mid-body sent. It is replaced whole.
+    const bool torn = existing && *existing != total;
+    if (existing && !torn) return false;
     if (total > client_.options().multipart_threshold) return PutMultipart(object, parts, total);
     S3Request req;
     req.method = "PUT";
     req.object_key = object;
     req.body = parts;
-    req.headers.push_back("If-None-Match: *");
+    if (!torn) req.headers.push_back("If-None-Match: *");
     XET_ASSIGN_OR_RETURN(S3Response r, client_.Send(req));
     if (r.status == 412) return false;  // another writer created it first
     if (r.status != 200) return S3Failure(r, "PUT " + object);
@@ -211,11 +215,13 @@ class S3ObjectStore final : public ObjectStore {
     return client_.Send(req);
   }
 
-  Result<bool> Exists(const std::string& object) {
+  // The size of `object`, or nullopt if there is none.
+  Result<std::optional<uint64_t>> ExistingSize(const std::string& object) {
     XET_ASSIGN_OR_RETURN(S3Response r, SendBodiless("HEAD", object));
-    if (r.status == 200) return true;
-    if (r.status == 404) return false;
-    return S3Failure(r, "HEAD " + object);
+    if (r.status == 404) return std::optional<uint64_t>();
+    if (r.status != 200) return S3Failure(r, "HEAD " + object);
+    if (!r.content_length) return Status::IoError("S3 HEAD " + object + ": no Content-Length");
+    return std::optional<uint64_t>(*r.content_length);
   }
 
   Result<bool> PutMultipart(const std::string& object, Parts parts, uint64_t total) {

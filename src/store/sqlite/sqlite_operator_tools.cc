@@ -74,7 +74,16 @@ Status AddPendingDeletion(SqliteDb& db, const std::string& key, int64_t now_ms) 
 
 }  // namespace
 
-Result<int64_t> SqliteIndex::IndexClockMs() { return WallClockMs(); }
+Result<int64_t> SqliteIndex::IndexClockMs() {
+  // On the writer: every write queued before has committed (and so is visible to the scans
+  // that follow) when this returns, and every later one runs, and stamps, after this read.
+  int64_t clock = 0;
+  XET_RETURN_IF_ERROR(writer_->Submit([&](SqliteDb&) -> Status {
+    clock = WallClockMs();
+    return Status::Ok();
+  }));
+  return clock;
+}
 
 Status SqliteIndex::ForEachXorbRow(const std::function<Status(const GcXorbRow&)>& visit) {
   return PageRows<GcXorbRow, int64_t>(

@@ -49,7 +49,8 @@ class FsckTest : public StoreOpsTest {
   }
 
   FsckReport Fsck(bool deep, bool repair) {
-    ConsistencyCheck check(*index_, *objects_, FsckOptions{deep, repair});
+    ConsistencyCheck check(*index_, *objects_,
+                           FsckOptions{deep, repair, std::chrono::milliseconds(0)});
     auto r = check.Run();
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? *r : FsckReport{};

@@ -117,6 +117,20 @@ TEST_F(S3ObjectStoreTest, PrefixesKeepDeploymentsApart) {
   EXPECT_EQ(keys, std::vector<std::string>{"shards/abc"});
 }
 
+TEST_F(S3ObjectStoreTest, ATornObjectIsReplacedByTheNextPutOfItsKey) {
+  // What a writer killed in the middle of a PUT body leaves on a server that stores bodies as
+  // they arrive: the first bytes of the object under its content-addressed key.
+  auto store = Open(OptionsFor(server_, "torn"));
+  ASSERT_TRUE(store);
+  const std::vector<uint8_t> whole = Pattern(300000, 7);
+  const std::vector<uint8_t> first(whole.begin(), whole.begin() + 100000);
+  ASSERT_TRUE(*store->Put("xorbs/to/rn", first));
+  EXPECT_TRUE(*store->Put("xorbs/to/rn", whole)) << "the torn object was kept";
+  EXPECT_EQ(*store->Size("xorbs/to/rn"), whole.size());
+  EXPECT_EQ(*store->Get("xorbs/to/rn"), whole);
+  EXPECT_FALSE(*store->Put("xorbs/to/rn", whole));  // whole now: nothing written
+}
+
 TEST_F(S3ObjectStoreTest, OpenRefusesAMissingBucketWrongKeysAndNoServer) {
   S3Options missing = OptionsFor(server_, "");
   missing.bucket = "no-such-bucket";
