@@ -15,6 +15,7 @@
 #include "cli/gc_command.h"
 #include "cli/hash_commands.h"
 #include "cli/ls_command.h"
+#include "cli/migrate_command.h"
 #include "cli/mount_command.h"
 #include "cli/output.h"
 #include "cli/remote_options.h"
@@ -62,6 +63,7 @@ int RunApp(int argc, char** argv) {
   AddGcCommand(app, &exit_code);
   AddFsckCommand(app, &exit_code);
   AddStatsCommand(app, &exit_code);
+  AddMigrateCommand(app, &exit_code);
   AddHashCommands(app, &exit_code);
   AddBucketCommands(app, remote, &exit_code);
   AddLsCommand(app, remote, &exit_code);

@@ -75,40 +75,46 @@ std::string NodeConfig::PublicUrl() const {
   return url;
 }
 
-void AddNodeOptions(CLI::App* cmd, NodeConfig* c, NodeOptions which) {
-  cmd->add_option("--data-dir", c->data_dir,
-                  "Directory holding the index, the objects, the signing secret and the admin "
-                  "token")
-      ->envname("XETSTORE_DATA_DIR")
+void AddNodeOptions(CLI::App* cmd, NodeConfig* c, NodeOptions which, std::string_view prefix) {
+  // A storage option: "--<prefix><name>", read from `env` too when there is no prefix.
+  auto storage = [&](const char* name, auto& value, const std::string& help,
+                     const char* env) -> CLI::Option* {
+    CLI::Option* opt = cmd->add_option("--" + std::string(prefix) + name, value,
+                                       prefix.empty() ? help : "Destination: " + help);
+    if (prefix.empty()) opt->envname(env);
+    return opt;
+  };
+  storage("data-dir", c->data_dir,
+          "Directory holding the index, the objects, the signing secret and the admin token",
+          "XETSTORE_DATA_DIR")
       ->capture_default_str();
-  cmd->add_option("--index", c->index_url,
-                  "Index backend: a SQLite file path (default <data-dir>/index.sqlite), or "
-                  "postgres://USER:PASS@HOST:PORT/DB for a PostgreSQL database shared by "
-                  "many nodes (any libpq connection URI)")
-      ->envname("XETSTORE_INDEX");
-  cmd->add_option("--index-connections", c->index_connections,
-                  "PostgreSQL index: connections this process keeps open at most")
-      ->envname("XETSTORE_INDEX_CONNECTIONS")
+  storage("index", c->index_url,
+          "Index backend: a SQLite file path (default <data-dir>/index.sqlite), or "
+          "postgres://USER:PASS@HOST:PORT/DB for a PostgreSQL database shared by many nodes (any "
+          "libpq connection URI)",
+          "XETSTORE_INDEX");
+  storage("index-connections", c->index_connections,
+          "PostgreSQL index: connections this process keeps open at most",
+          "XETSTORE_INDEX_CONNECTIONS")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   if (which == NodeOptions::kIndex) return;
-  cmd->add_option("--objects", c->objects_url,
-                  "Object store: a directory (default <data-dir>/objects), or s3://BUCKET[/PREFIX] "
-                  "for an S3-compatible store (see the --s3-* options)")
-      ->envname("XETSTORE_OBJECTS");
-  cmd->add_option("--s3-endpoint", c->s3_endpoint,
-                  "S3 endpoint http[s]://HOST[:PORT] (default $AWS_ENDPOINT_URL_S3, "
-                  "$AWS_ENDPOINT_URL, else AWS's endpoint for the region)")
-      ->envname("XETSTORE_S3_ENDPOINT");
-  cmd->add_option("--s3-region", c->s3_region,
-                  "S3 region (default $AWS_REGION, $AWS_DEFAULT_REGION, else us-east-1)")
-      ->envname("XETSTORE_S3_REGION");
-  cmd->add_option("--s3-access-key", c->s3_access_key,
-                  "S3 access key id (default $AWS_ACCESS_KEY_ID)")
-      ->envname("XETSTORE_S3_ACCESS_KEY");
-  cmd->add_option("--s3-secret-file", c->s3_secret_file,
-                  "File holding the S3 secret access key (default $AWS_SECRET_ACCESS_KEY)")
-      ->envname("XETSTORE_S3_SECRET_FILE");
+  storage("objects", c->objects_url,
+          "Object store: a directory (default <data-dir>/objects), or s3://BUCKET[/PREFIX] for "
+          "an S3-compatible store (see the --s3-* options)",
+          "XETSTORE_OBJECTS");
+  storage("s3-endpoint", c->s3_endpoint,
+          "S3 endpoint http[s]://HOST[:PORT] (default $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, "
+          "else AWS's endpoint for the region)",
+          "XETSTORE_S3_ENDPOINT");
+  storage("s3-region", c->s3_region,
+          "S3 region (default $AWS_REGION, $AWS_DEFAULT_REGION, else us-east-1)",
+          "XETSTORE_S3_REGION");
+  storage("s3-access-key", c->s3_access_key, "S3 access key id (default $AWS_ACCESS_KEY_ID)",
+          "XETSTORE_S3_ACCESS_KEY");
+  storage("s3-secret-file", c->s3_secret_file,
+          "File holding the S3 secret access key (default $AWS_SECRET_ACCESS_KEY)",
+          "XETSTORE_S3_SECRET_FILE");
   if (which == NodeOptions::kStorage) return;
   cmd->add_option("--listen", c->listen, "Address and port to listen on")
       ->envname("XETSTORE_LISTEN")

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "common/result.h"
 #include "server/auth/revocation_list.h"
@@ -59,8 +60,11 @@ Result<std::unique_ptr<ObjectStore>> OpenConfiguredObjects(const NodeConfig& con
 
 // Which of a node's options a command takes: the index's (--data-dir, --index,
 // --index-connections), the storage's (those and --objects, --s3-*: operator commands such
-// as gc and fsck), or every serve option.
+// as gc and fsck), or every serve option. With a `prefix` (kIndex and kStorage only), the
+// flags are named --<prefix>data-dir etc. and read no environment variable: a second
+// deployment's options, as `migrate --to-*` takes them.
 enum class NodeOptions { kIndex, kStorage, kServe };
-void AddNodeOptions(CLI::App* cmd, NodeConfig* config, NodeOptions which);
+void AddNodeOptions(CLI::App* cmd, NodeConfig* config, NodeOptions which,
+                    std::string_view prefix = {});
 
 }  // namespace xet::cli

@@ -154,6 +154,28 @@ class InstrumentedIndex final : public Index {
   Status ForgetPendingDeletions(std::span<const std::string> keys) override {
     return inner_.ForgetPendingDeletions(keys);
   }
+  Result<std::vector<ExportedXorb>> ExportXorbs(int64_t after, size_t limit) override {
+    return inner_.ExportXorbs(after, limit);
+  }
+  Result<std::vector<ExportedFile>> ExportFiles(int64_t after, size_t limit) override {
+    return inner_.ExportFiles(after, limit);
+  }
+  Result<std::vector<ExportedShard>> ExportShards(const Hash& after, size_t limit) override {
+    return inner_.ExportShards(after, limit);
+  }
+  Status ImportXorbs(std::span<const ExportedXorb> xorbs) override {
+    return inner_.ImportXorbs(xorbs);
+  }
+  Status ImportFiles(std::span<const ExportedFile> files) override {
+    return inner_.ImportFiles(files);
+  }
+  Status ImportShards(std::span<const ExportedShard> shards) override {
+    return inner_.ImportShards(shards);
+  }
+  Status ImportBucketEntries(const BucketRecord& bucket, std::span<const BucketEntry> put,
+                             std::span<const BucketEntry> remove) override {
+    return inner_.ImportBucketEntries(bucket, put, remove);
+  }
 
  private:
   Index& inner_;

@@ -1,5 +1,7 @@
 #include "store/bucket_batch_applier.h"
 
+#include <cstdint>
+
 #include "store/bucket_keys.h"
 
 namespace xet {
@@ -22,6 +24,29 @@ Result<BucketOpResult> BucketBatchApplier::Apply(const BucketOp& op) {
       return SetMetadata(op);
   }
   return BucketOpFailed("unknown operation");
+}
+
+Status BucketBatchApplier::ImportEntry(const BucketEntry& e) {
+  if (!e.is_directory && !e.file_hash.IsZero()) {
+    XET_RETURN_IF_ERROR(MakeVisible(e.file_hash));
+    XET_ASSIGN_OR_RETURN(std::optional<FileFacts> file, VisibleFile(e.file_hash));
+    if (!file) {
+      return Status::InvalidArgument("file " + e.file_hash.ToHex() + " of " + e.path +
+                                     " is not in the index");
+    }
+  }
+  if (e.size > static_cast<uint64_t>(INT64_MAX)) {
+    return Status::InvalidArgument("entry " + e.path + " is too large for the index");
+  }
+  NewEntry ne{&e.path,  e.file_hash,    static_cast<int64_t>(e.size),
+              e.sha256, e.mtime_ms,     e.content_type,
+              &e.posix, e.is_directory, e.uploaded_at_ms};
+  return PutEntry(ne);
+}
+
+Status BucketBatchApplier::ImportRemoval(const BucketEntry& e) {
+  const std::string key = e.is_directory ? MarkerKey(e.path) : e.path;
+  return DeleteEntryKeys(key, key).status();
 }
 
 Result<std::optional<int64_t>> BucketBatchApplier::SourceBucketId(const std::string& full_name) {
@@ -58,7 +83,8 @@ Result<BucketOpResult> BucketBatchApplier::AddFile(const BucketOp& op) {
 }
 
 Result<BucketOpResult> BucketBatchApplier::DeleteFile(const BucketOp& op) {
-  XET_ASSIGN_OR_RETURN(const uint64_t removed, DeleteEntriesAt(op.path));
+  // The file entry at the path and the directory entry of the path (at most one exists).
+  XET_ASSIGN_OR_RETURN(const uint64_t removed, DeleteEntryKeys(op.path, MarkerKey(op.path)));
   return BucketOpDone(removed);  // 0: already absent, deleting is idempotent
 }
 

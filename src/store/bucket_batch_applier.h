@@ -34,6 +34,13 @@ class BucketBatchApplier {
 
   Result<BucketOpResult> Apply(const BucketOp& op);
 
+  // Index::ImportBucketEntries' steps: write `e` exactly as given (its uploaded_at_ms
+  // included), a file entry's file made visible to the bucket's scope first (InvalidArgument
+  // if that file is not registered); remove exactly the entry `e` names (its path and
+  // is_directory), if present.
+  Status ImportEntry(const BucketEntry& e);
+  Status ImportRemoval(const BucketEntry& e);
+
  protected:
   BucketBatchApplier(int64_t bucket_id, Scope scope, int64_t now_ms)
       : bucket_id_(bucket_id), scope_(std::move(scope)), now_ms_(now_ms) {}
@@ -48,6 +55,7 @@ class BucketBatchApplier {
     std::string_view content_type;
     const std::optional<PosixMetadata>* posix;
     bool directory = false;  // an explicit directory entry (stored at MarkerKey(path))
+    std::optional<int64_t> uploaded_at_ms = std::nullopt;  // default: now_ms_
   };
   // A registered file's size and SHA-256.
   struct FileFacts {
@@ -80,9 +88,11 @@ class BucketBatchApplier {
   // Writes `e` (uploaded now_ms_), replacing what was at its key; a file entry also replaces
   // the directory entry at its path. Records a replaced file entry's file as maybe lost.
   virtual Status PutEntry(const NewEntry& e) = 0;
-  // Removes the file entry at `path` and the directory entry of `path`; returns how many
-  // entries went (removed files recorded as maybe lost).
-  virtual Result<uint64_t> DeleteEntriesAt(const std::string& path) = 0;
+  // Removes the entries stored at keys `key` and `other_key` (which may be equal: a path, or
+  // MarkerKey(path) for a directory entry); returns how many entries went (removed files
+  // recorded as maybe lost).
+  virtual Result<uint64_t> DeleteEntryKeys(const std::string& key,
+                                           const std::string& other_key) = 0;
   // Makes `file` visible to scope_ if it is registered.
   virtual Status MakeVisible(const Hash& file) = 0;
   // Stages the entries of `source_id` at `from` or below `from` + "/", renamed to `to` + the

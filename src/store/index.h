@@ -230,6 +230,56 @@ class Index {
   virtual Result<std::vector<std::string>> PendingDeletions(size_t limit,
                                                             int64_t retired_before_ms) = 0;
   virtual Status ForgetPendingDeletions(std::span<const std::string> keys) = 0;
+
+  // --- migration: what `xetstore migrate` (store/ops/deployment_migrator.h) copies ---
+  // Rows as stored, to copy an index to another backend. The exports page through the index
+  // (xorbs and files in the order they were stored, after the row id `after_row_id`, 0 for
+  // the first page; shards in hash order after `after`), a page per query, at most `limit`
+  // rows: rows stored while a copy runs are met by a later page or a later run. The imports
+  // write one page in one durable transaction, idempotently: a row already present keeps its
+  // record (content addressing) and gains the scopes and the newer stamp; a new row gets the
+  // stamp given (and a xorb its dedup chunk rows, as PutXorb). They fail with Unavailable
+  // for a key pending deletion, like PutXorb and CommitShard.
+
+  struct ExportedXorb {
+    int64_t row_id = 0;  // the exporting index's, only a cursor
+    XorbRecord record;
+    int64_t seen_at_ms = 0;
+    std::vector<Scope> scopes;  // every scope that can see it
+  };
+  struct ExportedFile {
+    int64_t row_id = 0;
+    FileRecord record;
+    int64_t seen_at_ms = 0;
+    std::vector<Scope> scopes;
+  };
+  struct ExportedShard {
+    Hash hash;
+    Scope scope;             // the uploader's
+    int64_t created_at = 0;  // unix seconds
+    int64_t seen_at_ms = 0;
+  };
+
+  virtual Result<std::vector<ExportedXorb>> ExportXorbs(int64_t after_row_id, size_t limit) = 0;
+  virtual Result<std::vector<ExportedFile>> ExportFiles(int64_t after_row_id, size_t limit) = 0;
+  virtual Result<std::vector<ExportedShard>> ExportShards(const Hash& after, size_t limit) = 0;
+  virtual Status ImportXorbs(std::span<const ExportedXorb> xorbs) = 0;
+  // InvalidArgument ("xorb H is not in the index"), importing nothing, if a term names a
+  // xorb that is not stored: xorbs are imported first.
+  virtual Status ImportFiles(std::span<const ExportedFile> files) = 0;
+  virtual Status ImportShards(std::span<const ExportedShard> shards) = 0;
+  // Brings bucket bucket.FullName() to a copy's state, in one durable transaction: creates it
+  // if absent (with bucket.created_at_ms and is_private), removes the entries `remove` names
+  // (by path and is_directory: exactly that entry, nothing else), then writes each of `put`
+  // exactly as given (uploaded_at_ms included; a file entry replaces the directory entry at
+  // its path, as in a batch), giving each file entry's file the bucket's scope. Totals follow
+  // the entries; a file that lost its last entry loses the bucket's visibility, as in a batch.
+  // Then is_private and updated_at_ms are set from `bucket`, and the generation to at least
+  // bucket.generation (and past the old one if an entry changed). InvalidArgument ("file H
+  // of PATH is not in the index"), changing nothing, if a file entry (other than the empty
+  // file's) names an unregistered file: files are imported first.
+  virtual Status ImportBucketEntries(const BucketRecord& bucket, std::span<const BucketEntry> put,
+                                     std::span<const BucketEntry> remove) = 0;
 };
 
 // The embedded default: one SQLite database file (WAL, synchronous=FULL, schema migrations

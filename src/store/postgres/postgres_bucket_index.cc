@@ -20,6 +20,7 @@
 #include "protocol/posix_metadata.h"
 #include "store/bucket_batch_applier.h"
 #include "store/bucket_keys.h"
+#include "store/postgres/pg_values.h"
 #include "store/postgres/postgres_index.h"
 
 namespace xet {
@@ -143,7 +144,7 @@ class PgBatchApplier final : public BucketBatchApplier {
   Result<std::optional<FileFacts>> VisibleFile(const Hash& file) override;
   Result<std::optional<SourceEntry>> EntryWithFile(int64_t bucket_id, const Hash& file) override;
   Status PutEntry(const NewEntry& e) override;
-  Result<uint64_t> DeleteEntriesAt(const std::string& path) override;
+  Result<uint64_t> DeleteEntryKeys(const std::string& key, const std::string& other_key) override;
   Status MakeVisible(const Hash& file) override;
   Result<int64_t> StagePrefix(int64_t source_id, const std::string& from,
                               const std::string& to) override;
@@ -212,16 +213,16 @@ Status PgBatchApplier::MakeVisible(const Hash& file) {
       .status();
 }
 
-Result<uint64_t> PgBatchApplier::DeleteEntriesAt(const std::string& path) {
-  // The file entry at the path and the directory entry of the path (at most one exists); a
-  // removed file entry's file may have lost its last entry here.
+Result<uint64_t> PgBatchApplier::DeleteEntryKeys(const std::string& key,
+                                                 const std::string& other_key) {
+  // A removed file entry's file may have lost its last entry here.
   XET_ASSIGN_OR_RETURN(
       PgResult r,
       conn_.Exec("WITH del AS (DELETE FROM bucket_entries WHERE bucket_id = $1 AND "
                  "path IN ($2, $3) RETURNING file_hash, size, kind), "
                  "lost AS (INSERT INTO pg_temp.batch_lost(file_hash) SELECT file_hash FROM del "
                  "WHERE kind = 0 ON CONFLICT DO NOTHING) SELECT size, kind FROM del",
-                 PgParams().Int(bucket_id_).Bytes(path).Bytes(MarkerKey(path))));
+                 PgParams().Int(bucket_id_).Bytes(key).Bytes(other_key)));
   for (int row = 0; row < r.rows(); ++row) {
     changed_ = true;
     if (r.Int(row, 1) != kPgFileKind) continue;
@@ -303,7 +304,7 @@ Status PgBatchApplier::PutEntry(const NewEntry& e) {
                      .Hash(e.file_hash)
                      .Int(e.size)
                      .Int(e.mtime_ms)
-                     .Int(now_ms_)
+                     .Int(e.uploaded_at_ms.value_or(now_ms_))
                      .Bytes(e.content_type)
                      .OptHash(e.sha256)
                      .Int(e.directory ? kPgDirectoryKind : kPgFileKind)
@@ -596,13 +597,7 @@ Result<std::vector<BucketRecord>> PostgresIndex::ListBuckets(const std::string& 
           "($2 = '' OR strpos(lower(name), lower($2 COLLATE \"C\")) > 0) AND "
           "(ns, name) > ($3 COLLATE \"C\", $4 COLLATE \"C\") "
           "ORDER BY ns, name LIMIT $5",
-          PgParams()
-              .Text(ns)
-              .Text(search)
-              .Text(after_ns)
-              .Text(after_name)
-              .Int(limit > static_cast<size_t>(INT64_MAX) ? INT64_MAX
-                                                          : static_cast<int64_t>(limit))));
+          PgParams().Text(ns).Text(search).Text(after_ns).Text(after_name).Int(PgLimit(limit))));
   for (int row = 0; row < r.rows(); ++row) {
     XET_ASSIGN_OR_RETURN(BucketRecord b, ReadBucketRow(r, row));
     out.push_back(std::move(b));
@@ -677,6 +672,42 @@ Result<BucketBatchResult> PostgresIndex::ApplyBucketBatch(const std::string& ns,
       });
   XET_RETURN_IF_ERROR(st);
   return result;
+}
+
+Status PostgresIndex::ImportBucketEntries(const BucketRecord& bucket,
+                                          std::span<const BucketEntry> put,
+                                          std::span<const BucketEntry> remove) {
+  XET_ASSIGN_OR_RETURN(const int64_t generation, ToPgInt(bucket.generation, "bucket generation"));
+  return pool_->RunTransaction(
+      PgIsolation::kReadCommitted, false, [&](PgConnection& conn) -> Status {
+        XET_RETURN_IF_ERROR(
+            conn.Exec("INSERT INTO buckets(ns, name, private, created_at_ms, updated_at_ms) "
+                      "VALUES($1, $2, $3, $4, $4) ON CONFLICT(ns, name) DO NOTHING",
+                      PgParams()
+                          .Text(bucket.ns)
+                          .Text(bucket.name)
+                          .Bool(bucket.is_private)
+                          .Int(bucket.created_at_ms))
+                .status());
+        // The row lock first, as in ApplyBucketBatch.
+        XET_ASSIGN_OR_RETURN(const int64_t id,
+                             RequireBucketRow(conn, bucket.ns, bucket.name, /*lock=*/true));
+        PgBatchApplier applier(conn, id, bucket.FullName(), bucket.updated_at_ms);
+        XET_RETURN_IF_ERROR(applier.Begin());
+        for (const BucketEntry& e : remove) XET_RETURN_IF_ERROR(applier.ImportRemoval(e));
+        for (const BucketEntry& e : put) XET_RETURN_IF_ERROR(applier.ImportEntry(e));
+        XET_RETURN_IF_ERROR(applier.Finish());
+        return conn
+            .Exec(
+                "UPDATE buckets SET private = $2, updated_at_ms = $3, "
+                "generation = GREATEST(generation, $4) WHERE id = $1",
+                PgParams()
+                    .Int(id)
+                    .Bool(bucket.is_private)
+                    .Int(bucket.updated_at_ms)
+                    .Int(generation))
+            .status();
+      });
 }
 
 Result<std::optional<BucketEntry>> PostgresIndex::GetBucketEntry(const std::string& ns,

@@ -11,24 +11,13 @@
 #include "store/index_support.h"
 #include "store/object_store.h"
 #include "store/postgres/pg_schema.h"
+#include "store/postgres/pg_values.h"
 
 namespace xet {
 namespace {
 
 // Rows ForEachRecent* reads per round trip.
 constexpr int64_t kRecentPage = 256;
-
-// An unsigned value as a BIGINT; InvalidArgument above INT64_MAX.
-Result<int64_t> ToPgInt(uint64_t v, const char* what) {
-  if (v > static_cast<uint64_t>(INT64_MAX)) {
-    return Status::InvalidArgument(std::string(what) + " too large for the index");
-  }
-  return static_cast<int64_t>(v);
-}
-
-int64_t PgLimit(size_t limit) {
-  return limit > static_cast<size_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(limit);
-}
 
 std::vector<std::string> ScopeArray(std::span<const Scope> scopes) {
   return std::vector<std::string>(scopes.begin(), scopes.end());

@@ -20,6 +20,7 @@
 #include "store/index_support.h"
 #include "store/object_store.h"
 #include "store/postgres/pg_schema.h"
+#include "store/postgres/pg_values.h"
 #include "store/postgres/postgres_index.h"
 
 namespace xet {
@@ -251,8 +252,7 @@ Result<std::vector<Hash>> PostgresIndex::RetireShards(std::span<const Hash> shar
 
 Result<std::vector<std::string>> PostgresIndex::PendingDeletions(size_t limit,
                                                                  int64_t retired_before_ms) {
-  const int64_t sql_limit =
-      limit > static_cast<size_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(limit);
+  const int64_t sql_limit = PgLimit(limit);
   XET_ASSIGN_OR_RETURN(PgResult r,
                        pool_->ExecOnce("SELECT object_key FROM gc_pending WHERE retired_at_ms < $2 "
                                        "ORDER BY object_key LIMIT $1",

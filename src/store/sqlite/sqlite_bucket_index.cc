@@ -205,7 +205,7 @@ class SqliteBatchApplier final : public BucketBatchApplier {
   Result<std::optional<FileFacts>> VisibleFile(const Hash& file) override;
   Result<std::optional<SourceEntry>> EntryWithFile(int64_t bucket_id, const Hash& file) override;
   Status PutEntry(const NewEntry& e) override;
-  Result<uint64_t> DeleteEntriesAt(const std::string& path) override;
+  Result<uint64_t> DeleteEntryKeys(const std::string& key, const std::string& other_key) override;
   Status MakeVisible(const Hash& file) override;
   Result<int64_t> StagePrefix(int64_t source_id, const std::string& from,
                               const std::string& to) override;
@@ -295,15 +295,14 @@ Status SqliteBatchApplier::MakeVisible(const Hash& file) {
   return vis->Run();
 }
 
-Result<uint64_t> SqliteBatchApplier::DeleteEntriesAt(const std::string& path) {
-  // The file entry at the path and the directory entry of the path (at most one exists).
-  const std::string marker = MarkerKey(path);
+Result<uint64_t> SqliteBatchApplier::DeleteEntryKeys(const std::string& key,
+                                                     const std::string& other_key) {
   XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
                        db_.Prepare("DELETE FROM bucket_entries WHERE bucket_id = ?1 AND "
                                    "path IN (?2, ?3) RETURNING file_hash, size, kind"));
   XET_RETURN_IF_ERROR(stmt->BindInt64(1, bucket_id_));
-  XET_RETURN_IF_ERROR(stmt->BindText(2, path));
-  XET_RETURN_IF_ERROR(stmt->BindText(3, marker));
+  XET_RETURN_IF_ERROR(stmt->BindText(2, key));
+  XET_RETURN_IF_ERROR(stmt->BindText(3, other_key));
   uint64_t removed = 0;
   while (true) {
     XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
@@ -415,7 +414,7 @@ Status SqliteBatchApplier::PutEntry(const NewEntry& e) {
   XET_RETURN_IF_ERROR(put->BindBlob(3, HashBytes(e.file_hash)));
   XET_RETURN_IF_ERROR(put->BindInt64(4, e.size));
   XET_RETURN_IF_ERROR(put->BindInt64(5, e.mtime_ms));
-  XET_RETURN_IF_ERROR(put->BindInt64(6, now_ms_));
+  XET_RETURN_IF_ERROR(put->BindInt64(6, e.uploaded_at_ms.value_or(now_ms_)));
   XET_RETURN_IF_ERROR(put->BindText(7, e.content_type));
   if (e.sha256) {
     XET_RETURN_IF_ERROR(put->BindBlob(8, HashBytes(*e.sha256)));
@@ -835,6 +834,39 @@ Result<BucketBatchResult> SqliteIndex::ApplyBucketBatch(const std::string& ns,
   });
   XET_RETURN_IF_ERROR(st);
   return result;
+}
+
+Status SqliteIndex::ImportBucketEntries(const BucketRecord& bucket,
+                                        std::span<const BucketEntry> put,
+                                        std::span<const BucketEntry> remove) {
+  XET_ASSIGN_OR_RETURN(const int64_t generation, ToSqlInt(bucket.generation, "bucket generation"));
+  return writer_->Submit([&](SqliteDb& db) -> Status {
+    {
+      XET_ASSIGN_OR_RETURN(
+          ScopedStatement stmt,
+          db.Prepare("INSERT INTO buckets(ns, name, private, created_at_ms, updated_at_ms) "
+                     "VALUES(?1, ?2, ?3, ?4, ?4) ON CONFLICT(ns, name) DO NOTHING"));
+      XET_RETURN_IF_ERROR(stmt->BindText(1, bucket.ns));
+      XET_RETURN_IF_ERROR(stmt->BindText(2, bucket.name));
+      XET_RETURN_IF_ERROR(stmt->BindInt64(3, bucket.is_private ? 1 : 0));
+      XET_RETURN_IF_ERROR(stmt->BindInt64(4, bucket.created_at_ms));
+      XET_RETURN_IF_ERROR(stmt->Run());
+    }
+    XET_ASSIGN_OR_RETURN(const int64_t id, RequireBucketId(db, bucket.ns, bucket.name));
+    SqliteBatchApplier applier(db, id, bucket.FullName(), bucket.updated_at_ms);
+    XET_RETURN_IF_ERROR(applier.Begin());
+    for (const BucketEntry& e : remove) XET_RETURN_IF_ERROR(applier.ImportRemoval(e));
+    for (const BucketEntry& e : put) XET_RETURN_IF_ERROR(applier.ImportEntry(e));
+    XET_RETURN_IF_ERROR(applier.Finish());
+    XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
+                         db.Prepare("UPDATE buckets SET private = ?2, updated_at_ms = ?3, "
+                                    "generation = max(generation, ?4) WHERE id = ?1"));
+    XET_RETURN_IF_ERROR(stmt->BindInt64(1, id));
+    XET_RETURN_IF_ERROR(stmt->BindInt64(2, bucket.is_private ? 1 : 0));
+    XET_RETURN_IF_ERROR(stmt->BindInt64(3, bucket.updated_at_ms));
+    XET_RETURN_IF_ERROR(stmt->BindInt64(4, generation));
+    return stmt->Run();
+  });
 }
 
 Result<std::optional<BucketEntry>> SqliteIndex::GetBucketEntry(const std::string& ns,

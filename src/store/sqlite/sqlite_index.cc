@@ -10,6 +10,7 @@
 #include "store/index_blobs.h"
 #include "store/index_support.h"
 #include "store/object_store.h"
+#include "store/sqlite/sqlite_rows.h"
 #include "store/sqlite/sqlite_schema.h"
 #include "store/sqlite/sqlite_values.h"
 
@@ -62,40 +63,6 @@ class ReadTransaction {
   explicit ReadTransaction(SqliteDb* db) : db_(db) {}
   SqliteDb* db_;
 };
-
-Status AddXorbScope(SqliteDb& db, const Hash& xorb, const Scope& scope) {
-  XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
-                       db.Prepare("INSERT INTO xorb_scopes(xorb_hash, scope) VALUES(?1, ?2) "
-                                  "ON CONFLICT DO NOTHING"));
-  XET_RETURN_IF_ERROR(stmt->BindBlob(1, HashBytes(xorb)));
-  XET_RETURN_IF_ERROR(stmt->BindText(2, scope));
-  Status st = stmt->Run();
-  if (st.code() == Status::Code::kInvalidArgument) {
-    return Status::InvalidArgument("xorb " + xorb.ToHex() + " is not in the index");
-  }
-  return st;
-}
-
-// Unavailable when `key`'s object is pending deletion by gc (index.h, "operator tools").
-Status RefusePendingDeletion(SqliteDb& db, const std::string& key) {
-  XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
-                       db.Prepare("SELECT 1 FROM gc_pending WHERE object_key = ?1"));
-  XET_RETURN_IF_ERROR(stmt->BindText(1, key));
-  XET_ASSIGN_OR_RETURN(bool pending, stmt->Step());
-  if (pending) return Status::Unavailable(key + " is being deleted by gc; retry");
-  return Status::Ok();
-}
-
-// Raises the stamp of xorb `h` to `now_ms`; false if the xorb is not in the index.
-Result<bool> StampXorb(SqliteDb& db, const Hash& h, int64_t now_ms) {
-  XET_ASSIGN_OR_RETURN(
-      ScopedStatement stmt,
-      db.Prepare("UPDATE xorbs SET seen_at_ms = max(seen_at_ms, ?2) WHERE hash = ?1"));
-  XET_RETURN_IF_ERROR(stmt->BindBlob(1, HashBytes(h)));
-  XET_RETURN_IF_ERROR(stmt->BindInt64(2, now_ms));
-  XET_RETURN_IF_ERROR(stmt->Run());
-  return db.Changes() == 1;
-}
 
 constexpr const char* kTokenColumns =
     "id, name, secret_hash, permission, scopes, created_at, expires_at, revoked";
@@ -160,42 +127,11 @@ Result<std::unique_ptr<SqliteIndex>> SqliteIndex::Open(const std::string& path,
 // --- xorbs ---
 
 Result<bool> SqliteIndex::PutXorb(const XorbRecord& xorb, const Scope& scope) {
-  XET_ASSIGN_OR_RETURN(const int64_t object_size, ToSqlInt(xorb.object_size, "xorb size"));
-  const std::vector<uint8_t> chunks = EncodeChunkRows(xorb.chunks);
-  const std::vector<Hash> eligible = DedupIndexedChunks(xorb);
+  XET_RETURN_IF_ERROR(ToSqlInt(xorb.object_size, "xorb size").status());
   bool created = false;
   const int64_t now_ms = WallClockMs();
-  const std::string key = XorbKey(xorb.hash);
   Status st = writer_->Submit([&](SqliteDb& db) -> Status {
-    created = false;
-    XET_RETURN_IF_ERROR(RefusePendingDeletion(db, key));
-    {
-      XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
-                           db.Prepare("INSERT INTO xorbs(hash, object_size, chunks, seen_at_ms) "
-                                      "VALUES(?1, ?2, ?3, ?4) ON CONFLICT(hash) DO NOTHING"));
-      XET_RETURN_IF_ERROR(stmt->BindBlob(1, HashBytes(xorb.hash)));
-      XET_RETURN_IF_ERROR(stmt->BindInt64(2, object_size));
-      XET_RETURN_IF_ERROR(stmt->BindBlob(3, chunks));
-      XET_RETURN_IF_ERROR(stmt->BindInt64(4, now_ms));
-      XET_RETURN_IF_ERROR(stmt->Run());
-    }
-    if (db.Changes() == 0) {
-      XET_ASSIGN_OR_RETURN(bool stamped, StampXorb(db, xorb.hash, now_ms));
-      (void)stamped;  // the row exists: the insert conflicted on it
-    } else {
-      created = true;
-      const int64_t seq = db.LastInsertRowid();
-      XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
-                           db.Prepare("INSERT INTO dedup_chunks(chunk_hash, xorb_hash, seq) "
-                                      "VALUES(?1, ?2, ?3) ON CONFLICT DO NOTHING"));
-      for (const Hash& chunk : eligible) {
-        XET_RETURN_IF_ERROR(stmt->BindBlob(1, HashBytes(chunk)));
-        XET_RETURN_IF_ERROR(stmt->BindBlob(2, HashBytes(xorb.hash)));
-        XET_RETURN_IF_ERROR(stmt->BindInt64(3, seq));
-        XET_RETURN_IF_ERROR(stmt->Run());
-        stmt->Reset();
-      }
-    }
+    XET_ASSIGN_OR_RETURN(created, StoreXorbRow(db, xorb, now_ms));
     return AddXorbScope(db, xorb.hash, scope);
   });
   XET_RETURN_IF_ERROR(st.WithContext("put xorb " + xorb.hash.ToHex()));

@@ -93,6 +93,16 @@ class SqliteIndex final : public Index {
                                                     int64_t retired_before_ms) override;
   Status ForgetPendingDeletions(std::span<const std::string> keys) override;
 
+  // Migration (sqlite_migration.cc; ImportBucketEntries with the buckets).
+  Result<std::vector<ExportedXorb>> ExportXorbs(int64_t after_row_id, size_t limit) override;
+  Result<std::vector<ExportedFile>> ExportFiles(int64_t after_row_id, size_t limit) override;
+  Result<std::vector<ExportedShard>> ExportShards(const Hash& after, size_t limit) override;
+  Status ImportXorbs(std::span<const ExportedXorb> xorbs) override;
+  Status ImportFiles(std::span<const ExportedFile> files) override;
+  Status ImportShards(std::span<const ExportedShard> shards) override;
+  Status ImportBucketEntries(const BucketRecord& bucket, std::span<const BucketEntry> put,
+                             std::span<const BucketEntry> remove) override;
+
   // Group-commit counters (committed transactions, operations in them).
   SqliteGroupCommitter::Stats WriteStats() const { return writer_->stats(); }
 

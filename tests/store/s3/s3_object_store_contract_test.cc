@@ -10,39 +10,18 @@
 #include "store/object_store.h"
 #include "store/object_store_contract.h"
 #include "store/s3/s3_object_store.h"
+#include "store/s3/s3_test_options.h"
 #include "support/s3_test_server.h"
 
 namespace xet::testing {
 namespace {
-
-S3Options OptionsFor(const S3TestServer& server, const std::string& prefix) {
-  S3Options o;
-  o.endpoint = server.endpoint();
-  o.bucket = S3TestServer::kBucket;
-  o.prefix = prefix;
-  o.access_key = S3TestServer::kAccessKey;
-  o.secret_key = S3TestServer::kSecretKey;
-  o.path_style = true;
-  o.max_attempts = 2;
-  o.first_backoff = std::chrono::milliseconds(10);
-  return o;
-}
-
-// Each test's objects under their own prefix: the scratch directory's name.
-std::string PrefixFor(const std::string& scratch_dir) {
-  std::string name = std::filesystem::path(scratch_dir).filename().string();
-  for (char& c : name) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return "contract/" + name;
-}
 
 ObjectStoreBackend S3Backend() {
   return {"S3",
           [](const std::string& scratch_dir) -> Result<std::unique_ptr<ObjectStore>> {
             S3TestServer& server = S3TestServer::Shared();
             if (!server.started()) return Status::Unavailable("s3rver did not start");
-            return OpenS3ObjectStore(OptionsFor(server, PrefixFor(scratch_dir)));
+            return OpenS3ObjectStore(S3TestOptions(server, S3TestPrefix(scratch_dir)));
           },
           /*opens_files=*/false,
           [](const std::string&) { return S3TestServer::Shared().UnfinishedUploads(); }};
@@ -75,7 +54,7 @@ class S3ObjectStoreTest : public ::testing::Test {
 };
 
 TEST_F(S3ObjectStoreTest, LargeObjectsGoUpInPartsAndReadBackWhole) {
-  S3Options o = OptionsFor(server_, "multipart");
+  S3Options o = S3TestOptions(server_, "multipart");
   o.multipart_threshold = 6u << 20;
   o.part_size = 5u << 20;
   auto store = Open(o);
@@ -100,8 +79,8 @@ TEST_F(S3ObjectStoreTest, LargeObjectsGoUpInPartsAndReadBackWhole) {
 }
 
 TEST_F(S3ObjectStoreTest, PrefixesKeepDeploymentsApart) {
-  auto one = Open(OptionsFor(server_, "deploy-one"));
-  auto two = Open(OptionsFor(server_, "deploy-two"));
+  auto one = Open(S3TestOptions(server_, "deploy-one"));
+  auto two = Open(S3TestOptions(server_, "deploy-two"));
   ASSERT_TRUE(one && two);
   ASSERT_TRUE(*one->Put("shards/abc", Pattern(10, 1)));
   EXPECT_EQ(two->Size("shards/abc").status().code(), Code::kNotFound);
@@ -120,7 +99,7 @@ TEST_F(S3ObjectStoreTest, PrefixesKeepDeploymentsApart) {
 TEST_F(S3ObjectStoreTest, ATornObjectIsReplacedByTheNextPutOfItsKey) {
   // What a writer killed in the middle of a PUT body leaves on a server that stores bodies as
   // they arrive: the first bytes of the object under its content-addressed key.
-  auto store = Open(OptionsFor(server_, "torn"));
+  auto store = Open(S3TestOptions(server_, "torn"));
   ASSERT_TRUE(store);
   const std::vector<uint8_t> whole = Pattern(300000, 7);
   const std::vector<uint8_t> first(whole.begin(), whole.begin() + 100000);
@@ -132,15 +111,15 @@ TEST_F(S3ObjectStoreTest, ATornObjectIsReplacedByTheNextPutOfItsKey) {
 }
 
 TEST_F(S3ObjectStoreTest, OpenRefusesAMissingBucketWrongKeysAndNoServer) {
-  S3Options missing = OptionsFor(server_, "");
+  S3Options missing = S3TestOptions(server_, "");
   missing.bucket = "no-such-bucket";
   EXPECT_EQ(OpenS3ObjectStore(missing).status().code(), Code::kNotFound);
 
-  S3Options wrong_key = OptionsFor(server_, "");
+  S3Options wrong_key = S3TestOptions(server_, "");
   wrong_key.access_key = "NOBODY";
   EXPECT_EQ(OpenS3ObjectStore(wrong_key).status().code(), Code::kPermissionDenied);
 
-  S3Options nobody = OptionsFor(server_, "");
+  S3Options nobody = S3TestOptions(server_, "");
   nobody.endpoint = "http://127.0.0.1:1";  // nothing listens on port 1
   const Status down = OpenS3ObjectStore(nobody).status();
   EXPECT_EQ(down.code(), Code::kUnavailable) << down.ToString();
@@ -148,7 +127,7 @@ TEST_F(S3ObjectStoreTest, OpenRefusesAMissingBucketWrongKeysAndNoServer) {
 }
 
 TEST_F(S3ObjectStoreTest, ListPagesThroughMoreThanOnePage) {
-  auto store = Open(OptionsFor(server_, "paged"));
+  auto store = Open(S3TestOptions(server_, "paged"));
   ASSERT_NE(store, nullptr);
   // s3rver, like S3, answers at most 1,000 keys a page.
   constexpr int kKeys = 1100;
