@@ -170,6 +170,11 @@ void AddNodeOptions(CLI::App* cmd, NodeConfig* c, NodeOptions which, std::string
       ->envname("XETSTORE_WARM_CACHE_MB")
       ->check(CLI::Range(0, 1 << 20))
       ->capture_default_str();
+  cmd->add_flag("--read-only", c->read_only,
+                "Serve reads only: every upload, commit and bucket change is answered 503 "
+                "\"read-only (maintenance)\" (e.g. while `xetstore migrate` copies the last "
+                "changes before a cut-over)")
+      ->envname("XETSTORE_READ_ONLY");
   cmd->add_flag("--access-log,!--no-access-log", c->access_log,
                 "Log one JSON line per request to stderr")
       ->envname("XETSTORE_ACCESS_LOG");

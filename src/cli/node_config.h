@@ -37,6 +37,7 @@ struct NodeConfig {
   size_t recent_xorb_cache_mb = 256;  // chunk data of recently uploaded xorbs kept in memory
   size_t warm_cache_mb = 128;         // record caches filled at start, MiB each
   bool access_log = true;
+  bool read_only = false;  // refuse every write (503): serve reads during a migration's cut-over
   // How stale (seconds) the list of revoked user tokens that CAS tokens are checked against
   // may get: a revoked token's CAS tokens stop within this long.
   int64_t revocation_refresh_s = RevocationList::kDefaultRefreshSeconds;

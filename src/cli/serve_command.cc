@@ -28,6 +28,7 @@
 #include "server/hub/hub_routes.h"
 #include "server/hub/hub_service.h"
 #include "server/instrumented_stores.h"
+#include "server/read_only_stores.h"
 #include "server/transfer/transfer_signer.h"
 #include "store/index.h"
 #include "store/object_store.h"
@@ -151,8 +152,18 @@ int RunServe(const NodeConfig& config) {
   cas_config.answer_cache_bytes = config.answer_cache_mb << 20;
   cas_config.recent_xorb_cache_bytes = config.recent_xorb_cache_mb << 20;
   // Requests go through decorators that count storage failures on /metrics.
-  auto index = InstrumentIndex(*node->index, *options->metrics);
-  auto objects = InstrumentObjectStore(*node->objects, *options->metrics);
+  std::unique_ptr<Index> index = InstrumentIndex(*node->index, *options->metrics);
+  std::unique_ptr<ObjectStore> objects = InstrumentObjectStore(*node->objects, *options->metrics);
+  // Read-only: writes are refused before they reach (and are counted by) the decorators.
+  std::unique_ptr<Index> instrumented_index;
+  std::unique_ptr<ObjectStore> instrumented_objects;
+  if (config.read_only) {
+    instrumented_index = std::move(index);
+    instrumented_objects = std::move(objects);
+    index = ReadOnlyIndex(*instrumented_index);
+    objects = ReadOnlyObjectStore(*instrumented_objects);
+    std::fprintf(stderr, "xetstore: read-only: every write is answered 503\n");
+  }
   CasService cas(cas_config, *index, *objects, tokens, *signer, options->metrics.get());
   HubServiceConfig hub_config;
   hub_config.public_url = config.PublicUrl();

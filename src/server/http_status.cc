@@ -1,5 +1,7 @@
 #include "server/http_status.h"
 
+#include "server/read_only_stores.h"
+
 namespace xet {
 
 int HttpStatusFor(const Status& status) {
@@ -37,6 +39,7 @@ int HttpStatusFor(const Status& status) {
 HttpResponse ErrorResponse(const Status& status) {
   const int code = HttpStatusFor(status);
   if (code == 507) return HttpResponse::Error(code, "insufficient storage: " + status.message());
+  if (IsReadOnlyRefusal(status)) return HttpResponse::Error(code, status.message());
   if (status.code() == Status::Code::kIoError) {
     return HttpResponse::Error(code, "storage I/O error on the server; see the server log");
   }

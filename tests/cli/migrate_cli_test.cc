@@ -78,5 +78,35 @@ TEST_F(MigrateCliTest, AStateFileOfAnotherMigrationOrDamagedIsRefused) {
   EXPECT_NE(r.err.find("is not a migrate state file"), std::string::npos) << r.err;
 }
 
+// The cut-over's second run copies from a source that serves reads only: downloads and
+// listings work, every write is refused with one line, and nothing changes.
+TEST_F(MigrateCliTest, AReadOnlyServerServesReadsAndRefusesEveryWrite) {
+  CreateBucket("team/a");
+  const std::string dir = LocalDir("ro");
+  const std::string data = testing::RandomString(1 << 20, 9);
+  testing::WriteLocalFile(dir + "/one.bin", data);
+  ASSERT_EQ(Run("cp " + dir + "/one.bin hf://buckets/team/a/one.bin").exit_code, 0);
+  testing::ServerProcess ro(server().data_dir(), {"--read-only"});
+  const std::string as_admin =
+      "--endpoint " + ro.url() + " --token " + admin_token() + " --retries 1 ";
+  auto got = testing::RunXetstore(as_admin + "cp hf://buckets/team/a/one.bin " + dir + "/back.bin");
+  ASSERT_EQ(got.exit_code, 0) << got.err;
+  EXPECT_EQ(testing::ReadLocalFile(dir + "/back.bin"), data);
+  EXPECT_EQ(testing::RunXetstore(as_admin + "ls hf://buckets/team/a").exit_code, 0);
+  testing::WriteLocalFile(dir + "/two.bin", testing::RandomString(1 << 20, 10));
+  for (const std::string& write :
+       {"cp " + dir + "/two.bin hf://buckets/team/a/two.bin",
+        std::string("rm hf://buckets/team/a/one.bin"), std::string("buckets create team/b")}) {
+    const auto r = testing::RunXetstore(as_admin + write);
+    EXPECT_NE(r.exit_code, 0) << write;
+    EXPECT_NE(r.err.find("read-only (maintenance)"), std::string::npos) << write << ": " << r.err;
+  }
+  // Nothing changed: the writable server sees the bucket as it was.
+  const auto files = RemoteFiles("team/a");
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files.begin()->first, "one.bin");
+  EXPECT_EQ(Run("buckets info team/b").exit_code, 3);
+}
+
 }  // namespace
 }  // namespace xet

@@ -125,6 +125,7 @@ class ServerProcess:
         re.compile(r"^xetstore: cached \d+ xorb tables, \d+ file records and \d+ whole-file "
                    r"plans \([0-9.]+ MiB\) in \d+ ms$"),
         re.compile(r"^xetstore: received signal \d+, finishing in-flight requests$"),
+        re.compile(r"^xetstore: read-only: every write is answered 503$"),
     )
 
     def __init__(self, binary, data_dir, port, log_path, extra_args=()):
