@@ -15,6 +15,7 @@
 #include "common/atomic_file.h"
 #include "common/human_bytes.h"
 #include "store/ops/deployment_migrator.h"
+#include "store/ops/migrate_state.h"
 
 namespace xet::cli {
 namespace {
@@ -56,29 +57,22 @@ Result<MigrateCheckpoint> LoadState(const std::string& path, const std::string& 
   if (!in) return MigrateCheckpoint{};
   std::stringstream text;
   text << in.rdbuf();
-  const nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object() || !j.contains("from") || !j.contains("to") || !j["from"].is_string() ||
-      !j["to"].is_string() || !j.contains("xorbs_after") || !j["xorbs_after"].is_number_integer() ||
-      !j.contains("files_after") || !j["files_after"].is_number_integer()) {
-    return Status::InvalidArgument("state file " + path +
-                                   " is not a migrate state file; remove it or pass --state");
+  auto state = ParseMigrateState(text.str());
+  if (!state.ok()) {
+    return Status::InvalidArgument("state file " + path + ": " + state.status().message() +
+                                   "; remove it or pass --state");
   }
-  if (j["from"] != from || j["to"] != to) {
+  if (state->from != from || state->to != to) {
     return Status::InvalidArgument("state file " + path + " is for another migration (" +
-                                   j["from"].get<std::string>() + " -> " +
-                                   j["to"].get<std::string>() + "); remove it or pass --state");
+                                   state->from + " -> " + state->to +
+                                   "); remove it or pass --state");
   }
-  MigrateCheckpoint c;
-  c.xorbs_after = j["xorbs_after"].get<int64_t>();
-  c.files_after = j["files_after"].get<int64_t>();
-  return c;
+  return state->checkpoint;
 }
 
 Status SaveState(const std::string& path, const std::string& from, const std::string& to,
                  const MigrateCheckpoint& c) {
-  const nlohmann::json j = {
-      {"from", from}, {"to", to}, {"xorbs_after", c.xorbs_after}, {"files_after", c.files_after}};
-  return WriteFileAtomically(path, j.dump() + "\n", 0600);
+  return WriteFileAtomically(path, FormatMigrateState({from, to, c}), 0600);
 }
 
 std::string ProgressLine(const char* step, const MigrateReport& r) {
