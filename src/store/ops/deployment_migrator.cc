@@ -165,25 +165,55 @@ Status DeploymentMigrator::CopyFiles(MigrateCheckpoint& checkpoint, MigrateRepor
 }
 
 Status DeploymentMigrator::CopyShards(MigrateReport& report) {
-  Hash after;
+  // The destination's shard rows are walked alongside (both in hash order): a shard whose
+  // row is there (with at least the source's stamp) had its object copied before it, so it
+  // costs no object lookup and no import.
+  Hash after, target_after;
+  std::vector<Index::ExportedShard> target;
+  size_t target_pos = 0;
+  bool target_done = false;
+  // Whether the destination holds `s`'s row with at least its stamp.
+  auto in_target = [&](const Index::ExportedShard& s) -> Result<bool> {
+    while (true) {
+      while (target_pos < target.size() && target[target_pos].hash < s.hash) ++target_pos;
+      if (target_pos < target.size()) {
+        const Index::ExportedShard& t = target[target_pos];
+        return t.hash == s.hash && t.seen_at_ms >= s.seen_at_ms;
+      }
+      if (target_done) return false;
+      XET_ASSIGN_OR_RETURN(target, to_index_.ExportShards(target_after, options_.page));
+      target_pos = 0;
+      if (target.size() < options_.page) target_done = true;
+      if (!target.empty()) target_after = target.back().hash;
+    }
+  };
   while (true) {
     XET_ASSIGN_OR_RETURN(std::vector<Index::ExportedShard> page,
                          from_index_.ExportShards(after, options_.page));
     if (page.empty()) return Status::Ok();
     after = page.back().hash;
-    std::vector<ObjectToCopy> objects;
-    for (const Index::ExportedShard& s : page) objects.push_back({ShardKey(s.hash), std::nullopt});
-    XET_RETURN_IF_ERROR(CopyObjects(objects, /*missing_ok=*/true, report));
     std::vector<Index::ExportedShard> rows;
-    for (size_t i = 0; i < page.size(); ++i) {
+    std::vector<ObjectToCopy> objects;
+    for (Index::ExportedShard& s : page) {
+      XET_ASSIGN_OR_RETURN(const bool there, in_target(s));
+      if (there) {
+        report.shards++;
+        continue;
+      }
+      objects.push_back({ShardKey(s.hash), std::nullopt});
+      rows.push_back(std::move(s));
+    }
+    XET_RETURN_IF_ERROR(CopyObjects(objects, /*missing_ok=*/true, report));
+    std::vector<Index::ExportedShard> copied;
+    for (size_t i = 0; i < rows.size(); ++i) {
       if (objects[i].missing) {
         report.shards_without_object++;
       } else {
-        rows.push_back(std::move(page[i]));
+        copied.push_back(std::move(rows[i]));
       }
     }
-    XET_RETURN_IF_ERROR(to_index_.ImportShards(rows));
-    report.shards += rows.size();
+    XET_RETURN_IF_ERROR(to_index_.ImportShards(copied));
+    report.shards += copied.size();
     Progress("shards", report);
   }
 }

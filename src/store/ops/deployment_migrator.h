@@ -9,7 +9,8 @@
 //     (Index::ImportXorbs: record, liveness stamp, visibility, dedup rows).
 //  2. Files, the same way (Index::ImportFiles).
 //  3. Shards: objects, then rows (Index::ImportShards). Shards have no storage order, so
-//     every run pages through all of them (a shard already copied costs one size lookup).
+//     every run pages through all of them, alongside the destination's shard rows: one
+//     already there costs no object lookup.
 //  4. Buckets: each source bucket's entries are merged, in key order, with the
 //     destination's, and the difference applied (Index::ImportBucketEntries): entries
 //     absent from the source are removed, others written as the source has them (upload
