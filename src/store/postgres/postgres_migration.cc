@@ -34,6 +34,20 @@ Status RefusePendingDeletions(PgConnection& conn, const std::vector<std::string>
   return Status::Unavailable(std::string(r.Text(0, 0)) + " is being deleted by gc; retry");
 }
 
+// The rows of one export query, each read by `read`.
+template <typename Row>
+Result<std::vector<Row>> ExportRows(PgPool& pool, const std::string& sql, const PgParams& params,
+                                    Result<Row> (*read)(const PgResult&, int)) {
+  XET_ASSIGN_OR_RETURN(PgResult r, pool.ExecOnce(sql, params));
+  std::vector<Row> out;
+  out.reserve(static_cast<size_t>(r.rows()));
+  for (int row = 0; row < r.rows(); ++row) {
+    XET_ASSIGN_OR_RETURN(Row x, read(r, row));
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
 // (hash, scope) pairs, for an unnest into a *_scopes table.
 struct ScopePairs {
   std::vector<Hash> hashes;
@@ -50,73 +64,62 @@ struct ScopePairs {
 
 Result<std::vector<Index::ExportedXorb>> PostgresIndex::ExportXorbs(int64_t after_row_id,
                                                                     size_t limit) {
-  XET_ASSIGN_OR_RETURN(
-      PgResult r,
-      pool_->ExecOnce("SELECT x.id, x.hash, x.object_size, x.chunks, x.seen_at_ms, "
-                      "(SELECT string_agg(s.scope, E'\\n' ORDER BY s.scope) FROM xorb_scopes s "
-                      "WHERE s.xorb_hash = x.hash) FROM xorbs x WHERE x.id > $1 ORDER BY x.id "
-                      "LIMIT $2",
-                      PgParams().Int(after_row_id).Int(PgLimit(limit))));
-  std::vector<ExportedXorb> out;
-  out.reserve(static_cast<size_t>(r.rows()));
-  for (int row = 0; row < r.rows(); ++row) {
-    ExportedXorb x;
-    x.row_id = r.Int(row, 0);
-    XET_ASSIGN_OR_RETURN(x.record.hash, r.HashAt(row, 1, "xorb hash"));
-    XET_ASSIGN_OR_RETURN(x.record.object_size, r.SizeAt(row, 2, "xorb size"));
-    XET_ASSIGN_OR_RETURN(x.record.chunks, DecodeChunkRows(r.Bytes(row, 3)));
-    x.seen_at_ms = r.Int(row, 4);
-    x.scopes = ScopesAt(r, row, 5);
-    out.push_back(std::move(x));
-  }
-  return out;
+  return ExportRows<ExportedXorb>(
+      *pool_,
+      "SELECT x.id, x.hash, x.object_size, x.chunks, x.seen_at_ms, "
+      "(SELECT string_agg(s.scope, E'\\n' ORDER BY s.scope) FROM xorb_scopes s "
+      "WHERE s.xorb_hash = x.hash) FROM xorbs x WHERE x.id > $1 ORDER BY x.id LIMIT $2",
+      PgParams().Int(after_row_id).Int(PgLimit(limit)),
+      [](const PgResult& r, int row) -> Result<ExportedXorb> {
+        ExportedXorb x;
+        x.row_id = r.Int(row, 0);
+        XET_ASSIGN_OR_RETURN(x.record.hash, r.HashAt(row, 1, "xorb hash"));
+        XET_ASSIGN_OR_RETURN(x.record.object_size, r.SizeAt(row, 2, "xorb size"));
+        XET_ASSIGN_OR_RETURN(x.record.chunks, DecodeChunkRows(r.Bytes(row, 3)));
+        x.seen_at_ms = r.Int(row, 4);
+        x.scopes = ScopesAt(r, row, 5);
+        return x;
+      });
 }
 
 Result<std::vector<Index::ExportedFile>> PostgresIndex::ExportFiles(int64_t after_row_id,
                                                                     size_t limit) {
-  XET_ASSIGN_OR_RETURN(
-      PgResult r,
-      pool_->ExecOnce("SELECT f.id, f.hash, f.size, f.terms, f.sha256, f.seen_at_ms, "
-                      "(SELECT string_agg(s.scope, E'\\n' ORDER BY s.scope) FROM file_scopes s "
-                      "WHERE s.file_hash = f.hash) FROM files f WHERE f.id > $1 ORDER BY f.id "
-                      "LIMIT $2",
-                      PgParams().Int(after_row_id).Int(PgLimit(limit))));
-  std::vector<ExportedFile> out;
-  out.reserve(static_cast<size_t>(r.rows()));
-  for (int row = 0; row < r.rows(); ++row) {
-    ExportedFile f;
-    f.row_id = r.Int(row, 0);
-    XET_ASSIGN_OR_RETURN(f.record.file_hash, r.HashAt(row, 1, "file hash"));
-    XET_ASSIGN_OR_RETURN(f.record.size, r.SizeAt(row, 2, "file size"));
-    XET_ASSIGN_OR_RETURN(f.record.terms, DecodeFileTerms(r.Bytes(row, 3)));
-    if (!r.IsNull(row, 4)) {
-      XET_ASSIGN_OR_RETURN(f.record.sha256, r.HashAt(row, 4, "file sha256"));
-    }
-    f.seen_at_ms = r.Int(row, 5);
-    f.scopes = ScopesAt(r, row, 6);
-    out.push_back(std::move(f));
-  }
-  return out;
+  return ExportRows<ExportedFile>(
+      *pool_,
+      "SELECT f.id, f.hash, f.size, f.terms, f.sha256, f.seen_at_ms, "
+      "(SELECT string_agg(s.scope, E'\\n' ORDER BY s.scope) FROM file_scopes s "
+      "WHERE s.file_hash = f.hash) FROM files f WHERE f.id > $1 ORDER BY f.id LIMIT $2",
+      PgParams().Int(after_row_id).Int(PgLimit(limit)),
+      [](const PgResult& r, int row) -> Result<ExportedFile> {
+        ExportedFile f;
+        f.row_id = r.Int(row, 0);
+        XET_ASSIGN_OR_RETURN(f.record.file_hash, r.HashAt(row, 1, "file hash"));
+        XET_ASSIGN_OR_RETURN(f.record.size, r.SizeAt(row, 2, "file size"));
+        XET_ASSIGN_OR_RETURN(f.record.terms, DecodeFileTerms(r.Bytes(row, 3)));
+        if (!r.IsNull(row, 4)) {
+          XET_ASSIGN_OR_RETURN(f.record.sha256, r.HashAt(row, 4, "file sha256"));
+        }
+        f.seen_at_ms = r.Int(row, 5);
+        f.scopes = ScopesAt(r, row, 6);
+        return f;
+      });
 }
 
 Result<std::vector<Index::ExportedShard>> PostgresIndex::ExportShards(const Hash& after,
                                                                       size_t limit) {
-  XET_ASSIGN_OR_RETURN(
-      PgResult r,
-      pool_->ExecOnce("SELECT hash, scope, created_at, seen_at_ms FROM shards WHERE hash > $1 "
-                      "ORDER BY hash LIMIT $2",
-                      PgParams().Hash(after).Int(PgLimit(limit))));
-  std::vector<ExportedShard> out;
-  out.reserve(static_cast<size_t>(r.rows()));
-  for (int row = 0; row < r.rows(); ++row) {
-    ExportedShard s;
-    XET_ASSIGN_OR_RETURN(s.hash, r.HashAt(row, 0, "shard hash"));
-    s.scope = std::string(r.Text(row, 1));
-    s.created_at = r.Int(row, 2);
-    s.seen_at_ms = r.Int(row, 3);
-    out.push_back(std::move(s));
-  }
-  return out;
+  return ExportRows<ExportedShard>(
+      *pool_,
+      "SELECT hash, scope, created_at, seen_at_ms FROM shards WHERE hash > $1 ORDER BY hash "
+      "LIMIT $2",
+      PgParams().Hash(after).Int(PgLimit(limit)),
+      [](const PgResult& r, int row) -> Result<ExportedShard> {
+        ExportedShard s;
+        XET_ASSIGN_OR_RETURN(s.hash, r.HashAt(row, 0, "shard hash"));
+        s.scope = std::string(r.Text(row, 1));
+        s.created_at = r.Int(row, 2);
+        s.seen_at_ms = r.Int(row, 3);
+        return s;
+      });
 }
 
 Status PostgresIndex::ImportXorbs(std::span<const ExportedXorb> xorbs) {
