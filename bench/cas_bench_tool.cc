@@ -4,6 +4,7 @@
 // turns them into a table); progress goes to stderr. Timings are never asserted here.
 //
 //   cas_bench_tool recon  [--requests 200] [--only CASE-SUBSTRING] [--perf-dir DIR]
+//                         [--index URL | --compare-index URL] [--fill N,N,...]
 //       Reconstruction latency: a 100,000-term file over 1,000 xorbs of 1,024 chunks of 64
 //       bytes (no compression), "unmerged" (consecutive terms name different xorbs; each
 //       xorb's 100 terms are the disjoint runs [10k, 10k+8)) and "merged" (each xorb's 100
@@ -16,6 +17,9 @@
 //       (the answer cache serves every request but the first), of random ranges of <= 1 MiB,
 //       and GET /v1/reconstructions of the whole file.
 //       --index URL: a PostgreSQL index instead of the data directory's SQLite file.
+//       --compare-index URL: both, side by side: a SQLite and a PostgreSQL deployment set up
+//       alike, their servers up at once, every request sent to each (which goes first
+//       alternating), so both see the same load; one row per backend and case.
 //       --fill N[,N...]: the cases run once per N, on an index that also holds N synthetic
 //       files and N synthetic xorbs (bench/index_fill.h), added level by level by
 //       --fill-threads writers (default 64, so that group commits fill the fsyncs).
@@ -240,16 +244,31 @@ void RunRecon(const Options& opts) {
 
   TempDir dir("recon");
   const std::string xetstore = opts.Get("xetstore", "");
-  const std::string data_dir = dir.path() + "/data";
-  // --index URL: a PostgreSQL index (the objects stay in the data directory).
-  const std::string index_url = opts.Get("index", "");
-  std::string reader;
-  {
+  // The backends the cases run on: the SQLite index of a data directory; --index URL: a
+  // PostgreSQL index instead; --compare-index URL: both, side by side (servers up at once,
+  // each request sent to one then the other, alternating which goes first, so both see the
+  // same load). The objects stay in each backend's data directory.
+  struct Backend {
+    std::string name;
+    std::string data_dir;
+    std::string index_url;
+    std::string reader;  // a read token of this backend's index
+  };
+  std::vector<Backend> backends;
+  if (const std::string compare = opts.Get("compare-index", ""); !compare.empty()) {
+    backends.push_back({"sqlite", dir.path() + "/data-sqlite", "", ""});
+    backends.push_back({"postgres", dir.path() + "/data-postgres", compare, ""});
+  } else {
+    const std::string index_url = opts.Get("index", "");
+    backends.push_back(
+        {index_url.empty() ? "sqlite" : "postgres", dir.path() + "/data", index_url, ""});
+  }
+  for (Backend& b : backends) {
     // Setup on a server of its own, stopped before the timed cases: each case starts a fresh
     // server on this data directory, so its first request is the first after a start.
-    ServerProcess server(xetstore, data_dir, index_url);
+    ServerProcess server(xetstore, b.data_dir, b.index_url);
     const std::string writer = server.CreateToken("write", "bench/recon");
-    reader = server.CreateToken("read", "bench/recon");
+    b.reader = server.CreateToken("read", "bench/recon");
     const auto t_upload = Clock::now();
     UploadXorbs(server.url(), writer, xorbs, 4);
     const double xorbs_ms = MsSince(t_upload);
@@ -258,16 +277,17 @@ void RunRecon(const Options& opts) {
     auto r = http.Request("POST", server.url() + "/v1/shards", {Bearer(writer)}, shard);
     Expect200(r, "shard upload");
     const double shard_ms = MsSince(t_shard);
-    Log("uploaded 1,000 xorbs in " + std::to_string(static_cast<int>(xorbs_ms)) +
+    Log(b.name + ": uploaded 1,000 xorbs in " + std::to_string(static_cast<int>(xorbs_ms)) +
         " ms, the shard in " + std::to_string(static_cast<int>(shard_ms)) + " ms");
     Emit({{"bench", "recon_setup"},
+          {"index", b.name},
           {"xorb_upload_ms", xorbs_ms},
           {"shard_bytes", shard.size()},
           {"shard_commit_ms", shard_ms}});
 
     // Sanity: both answers are complete.
     for (const auto& [id, name] : {std::pair{unmerged_id, "unmerged"}, {merged_id, "merged"}}) {
-      r = http.Request("GET", server.url() + "/v2/reconstructions/" + id, {Bearer(reader)});
+      r = http.Request("GET", server.url() + "/v2/reconstructions/" + id, {Bearer(b.reader)});
       Expect200(r, "reconstruction");
       const json j = json::parse(r.body);
       size_t ranges = 0;
@@ -319,94 +339,117 @@ void RunRecon(const Options& opts) {
   int case_no = 0;
   for (const uint64_t level : levels) {
     if (level > filled) {
-      auto index = index_url.empty() ? OpenSqliteIndex(data_dir + "/index.sqlite")
-                                     : OpenPostgresIndex(index_url);
-      if (!index.ok()) throw std::runtime_error("open the index: " + index.status().ToString());
-      const auto t_fill = Clock::now();
-      FillIndex(**index, filled, level, static_cast<unsigned>(opts.GetSize("fill-threads", 64)));
-      Log("filled the index to " + std::to_string(level) + " files and xorbs in " +
-          std::to_string(static_cast<int>(MsSince(t_fill) / 1000)) + " s");
-      Emit({{"bench", "recon_fill"},
-            {"files", level},
-            {"xorbs", level},
-            {"fill_ms", MsSince(t_fill)}});
+      for (const Backend& b : backends) {
+        auto index = b.index_url.empty() ? OpenSqliteIndex(b.data_dir + "/index.sqlite")
+                                         : OpenPostgresIndex(b.index_url);
+        if (!index.ok()) throw std::runtime_error("open the index: " + index.status().ToString());
+        const auto t_fill = Clock::now();
+        FillIndex(**index, filled, level, static_cast<unsigned>(opts.GetSize("fill-threads", 64)));
+        Log(b.name + ": filled the index to " + std::to_string(level) + " files and xorbs in " +
+            std::to_string(static_cast<int>(MsSince(t_fill) / 1000)) + " s");
+        Emit({{"bench", "recon_fill"},
+              {"index", b.name},
+              {"files", level},
+              {"xorbs", level},
+              {"fill_ms", MsSince(t_fill)}});
+      }
       filled = level;
     }
     for (const Case& c : cases) {
-      auto headers_for = [&]() {
-        std::vector<std::string> h = {Bearer(reader)};
-        uint64_t start = 0, end = c.size - 1;
-        if (c.range == ReconRange::kTrimmed) {
-          start = 1 + rng() % 64;
-          end = c.size - 2 - rng() % 64;
-        } else if (c.range == ReconRange::kRandom) {
-          start = rng() % c.size;
-          end = std::min(c.size - 1, start + rng() % kMaxRangeBytes);
-        }
+      auto headers_for = [&](const Backend& b, uint64_t start, uint64_t end) {
+        std::vector<std::string> h = {Bearer(b.reader)};
         if (c.range != ReconRange::kNone) {
           h.push_back("Range: bytes=" + std::to_string(start) + "-" + std::to_string(end));
         }
         return h;
       };
-      // No warm-up: a fresh server (empty caches, new SQLite connections, worker threads that
-      // have not allocated yet) and a new connection, and the first request is timed.
-      const auto t_start = Clock::now();
-      ServerProcess server(xetstore, data_dir, index_url);
-      const double start_ms = MsSince(t_start);
-      const double start_rss_mib = ProcessRssMiB(server.pid());
-      HttpClient http;
-      std::vector<double> ms;
-      size_t bytes = 0;
-      const double server_cpu0 = ProcessCpuMs(server.pid());
+      // No warm-up: fresh servers (empty caches, new index connections, worker threads that
+      // have not allocated yet) and new connections, and the first request is timed.
+      struct Run {
+        std::unique_ptr<ServerProcess> server;
+        double start_ms = 0, start_rss_mib = 0, cpu0 = 0;
+        HttpClient http;
+        std::vector<double> ms;
+        size_t bytes = 0;
+      };
+      std::vector<Run> runs(backends.size());
+      for (size_t k = 0; k < backends.size(); ++k) {
+        const auto t_start = Clock::now();
+        runs[k].server =
+            std::make_unique<ServerProcess>(xetstore, backends[k].data_dir, backends[k].index_url);
+        runs[k].start_ms = MsSince(t_start);
+        runs[k].start_rss_mib = ProcessRssMiB(runs[k].server->pid());
+        runs[k].cpu0 = ProcessCpuMs(runs[k].server->pid());
+      }
       {
         PerfRecording perf(
-            server.pid(),
+            runs[0].server->pid(),
             perf_dir.empty() ? "" : perf_dir + "/recon-" + std::to_string(++case_no) + ".data");
-        const std::string url = server.url() + "/" + c.version + "/reconstructions/" + c.id;
         for (size_t i = 0; i < requests; ++i) {
-          const auto headers = headers_for();  // outside the timed span
-          const auto t0 = Clock::now();
-          const auto res = http.Request("GET", url, headers, {}, false);
-          ms.push_back(MsSince(t0));
-          if (res.status != 200) {
-            throw std::runtime_error(c.name + ": HTTP " + std::to_string(res.status));
+          // One range per round, the same for every backend (outside the timed spans).
+          uint64_t start = 0, end = c.size - 1;
+          if (c.range == ReconRange::kTrimmed) {
+            start = 1 + rng() % 64;
+            end = c.size - 2 - rng() % 64;
+          } else if (c.range == ReconRange::kRandom) {
+            start = rng() % c.size;
+            end = std::min(c.size - 1, start + rng() % kMaxRangeBytes);
           }
-          bytes += res.body_bytes;
+          for (size_t j = 0; j < runs.size(); ++j) {
+            const size_t k = (i + j) % runs.size();  // who goes first alternates
+            Run& run = runs[k];
+            const auto headers = headers_for(backends[k], start, end);
+            const std::string url =
+                run.server->url() + "/" + c.version + "/reconstructions/" + c.id;
+            const auto t0 = Clock::now();
+            const auto res = run.http.Request("GET", url, headers, {}, false);
+            run.ms.push_back(MsSince(t0));
+            if (res.status != 200) {
+              throw std::runtime_error(c.name + ": HTTP " + std::to_string(res.status));
+            }
+            run.bytes += res.body_bytes;
+          }
         }
       }
-      const double server_cpu_ms = ProcessCpuMs(server.pid()) - server_cpu0;
-      // The uncached cases must not have been answered from the answer cache.
-      const uint64_t cache_hits = AnswerCacheCount(http, server, "hit");
-      if (c.range != ReconRange::kNone && cache_hits != 0) {
-        throw std::runtime_error(c.name + ": " + std::to_string(cache_hits) + " answer-cache hits");
+      for (size_t k = 0; k < runs.size(); ++k) {
+        Run& run = runs[k];
+        ServerProcess& server = *run.server;
+        const double server_cpu_ms = ProcessCpuMs(server.pid()) - run.cpu0;
+        // The uncached cases must not have been answered from the answer cache.
+        const uint64_t cache_hits = AnswerCacheCount(run.http, server, "hit");
+        if (c.range != ReconRange::kNone && cache_hits != 0) {
+          throw std::runtime_error(c.name + ": " + std::to_string(cache_hits) +
+                                   " answer-cache hits");
+        }
+        // What the server did at start before listening (its cache warm-up line), if anything.
+        std::string warm_up;
+        const std::string server_log = server.Log();
+        if (std::smatch m;
+            std::regex_search(server_log, m, std::regex("xetstore: (cached [^\n]*)"))) {
+          warm_up = m[1];
+        }
+        const Summary s = Summarize(run.ms);
+        Emit({{"bench", "recon"},
+              {"case", c.name},
+              {"index", backends[k].name},
+              {"side_by_side", runs.size() > 1},
+              {"filler_files", filled},
+              {"unit", "ms"},
+              {"stats", ToJson(s)},
+              {"first_ms", run.ms.front()},
+              {"head_ms", std::vector<double>(run.ms.begin(),
+                                              run.ms.begin() + std::min<size_t>(5, run.ms.size()))},
+              {"server_start_ms", run.start_ms},
+              {"server_rss_mib_at_start", run.start_rss_mib},
+              {"server_rss_mib_at_end", ProcessRssMiB(server.pid())},
+              {"server_warm_up", warm_up},
+              {"answer_cache_hits", cache_hits},
+              {"server_cpu_ms_per_request", server_cpu_ms / static_cast<double>(requests)},
+              {"mean_body_bytes", run.bytes / std::max<size_t>(1, requests)},
+              {"target", "p99 <= " + std::to_string(static_cast<int>(c.target_p99_ms)) + " ms"},
+              {"met", s.p99 <= c.target_p99_ms},
+              {"machine", Machine()}});
       }
-      // What the server did at start before listening (its cache warm-up line), if anything.
-      std::string warm_up;
-      const std::string server_log = server.Log();
-      if (std::smatch m;
-          std::regex_search(server_log, m, std::regex("xetstore: (cached [^\n]*)"))) {
-        warm_up = m[1];
-      }
-      const Summary s = Summarize(ms);
-      Emit({{"bench", "recon"},
-            {"case", c.name},
-            {"index", index_url.empty() ? "sqlite" : "postgres"},
-            {"filler_files", filled},
-            {"unit", "ms"},
-            {"stats", ToJson(s)},
-            {"first_ms", ms.front()},
-            {"head_ms",
-             std::vector<double>(ms.begin(), ms.begin() + std::min<size_t>(5, ms.size()))},
-            {"server_start_ms", start_ms},
-            {"server_rss_mib_at_start", start_rss_mib},
-            {"server_rss_mib_at_end", ProcessRssMiB(server.pid())},
-            {"server_warm_up", warm_up},
-            {"answer_cache_hits", cache_hits},
-            {"server_cpu_ms_per_request", server_cpu_ms / static_cast<double>(requests)},
-            {"mean_body_bytes", bytes / std::max<size_t>(1, requests)},
-            {"target", "p99 <= " + std::to_string(static_cast<int>(c.target_p99_ms)) + " ms"},
-            {"met", s.p99 <= c.target_p99_ms},
-            {"machine", Machine()}});
     }
   }
 }
