@@ -257,6 +257,49 @@ Status ConsistencyCheck::Reregister(FsckProblem& p) {
   return Status::Ok();
 }
 
+Status ConsistencyCheck::ReregisterShard(FsckProblem& p) {
+  const std::optional<Hash> hash = HashOfKey(p.key);
+  if (!hash || p.key != ShardKey(*hash)) {
+    p.action = "left in place: not a shard key";
+    return Status::Ok();
+  }
+  // Its bytes were validated against the xorbs when it was uploaded; that they are still
+  // those bytes is what its key (their SHA-256) says.
+  XET_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, objects_.Get(p.key));
+  auto shard = ParseShard(bytes);
+  if (Hash::FromArray(Sha256Of(bytes)) != *hash || !shard.ok()) {
+    XET_RETURN_IF_ERROR(Quarantine(p.key));
+    p.repaired = true;
+    p.action = "quarantined (its bytes do not hash to its key or do not parse)";
+    return Status::Ok();
+  }
+  ShardCommit commit;
+  commit.shard_hash = *hash;
+  commit.scope = kRecoveredScope;
+  for (const FileInfo& f : shard->files) {
+    FileRecord rec;
+    rec.file_hash = f.file_hash;
+    for (const FileDataSequenceEntry& t : f.terms) {
+      rec.terms.push_back(
+          {t.cas_hash, t.chunk_index_start, t.chunk_index_end, t.unpacked_segment_bytes});
+      rec.size += t.unpacked_segment_bytes;
+    }
+    if (f.metadata_ext) rec.sha256 = f.metadata_ext->sha256;
+    commit.files.push_back(std::move(rec));
+  }
+  for (const CasInfo& cas : shard->cas_infos) commit.xorbs.push_back(cas.cas_hash);
+  Result<ShardCommitResult> r = index_.CommitShard(commit);
+  if (r.status().code() == Status::Code::kInvalidArgument) {
+    p.action = "not repairable: " + r.status().message() + " (its xorb is gone)";
+    return Status::Ok();
+  }
+  XET_RETURN_IF_ERROR(r.status());
+  p.repaired = true;
+  p.action = "registered again with its " + std::to_string(commit.files.size()) +
+             " files (visible to scope " + kRecoveredScope + ")";
+  return Status::Ok();
+}
+
 Status ConsistencyCheck::Repair(FsckProblem& p) {
   if (p.kind == "xorb-corrupt" || p.kind == "shard-corrupt" || p.kind == "xorb-size-mismatch") {
     XET_RETURN_IF_ERROR(Quarantine(p.key));
@@ -277,9 +320,8 @@ Status ConsistencyCheck::Repair(FsckProblem& p) {
     return Status::Ok();
   }
   if (p.kind == "xorb-unindexed") return Reregister(p);
-  if (p.kind == "shard-unindexed") {
-    p.action = "left in place: uploading the shard again registers it";
-  } else if (p.kind == "file-missing-xorb") {
+  if (p.kind == "shard-unindexed") return ReregisterShard(p);
+  if (p.kind == "file-missing-xorb") {
     XET_ASSIGN_OR_RETURN(p.repaired, index_.HasXorb(p.missing_xorb));
     p.action = p.repaired ? "its xorb was registered again"
                           : "not repairable: the xorb is gone (upload the file again)";

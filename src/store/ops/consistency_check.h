@@ -15,7 +15,10 @@
 //   row when no file record names the xorb); one a file needs is reported as data loss;
 // - a xorb object without a row is verified and registered again (visible to the scope
 //   kRecoveredScope: its uploaders are not recorded anywhere else);
-// - a shard object without a row is reported (uploading the shard again registers it);
+// - a shard object without a row is registered again (CommitShard with kRecoveredScope):
+//   its row, its files' records (those the index lost come back) and its xorbs'
+//   visibility; one whose bytes do not hash to its key or do not parse is quarantined, one
+//   naming a xorb that is gone is reported;
 // - a file naming a missing xorb counts as repaired once that xorb was registered again
 //   (repairs of objects run first).
 // Uploads running meanwhile make an object look unindexed for a moment (written, not yet
@@ -35,7 +38,7 @@
 
 namespace xet {
 
-// The scope xorbs re-registered by fsck --repair are visible to.
+// The scope xorbs and shards re-registered by fsck --repair are visible to.
 inline constexpr const char* kRecoveredScope = "xetstore-fsck/recovered";
 
 struct FsckOptions {
@@ -88,6 +91,7 @@ class ConsistencyCheck {
   Status Quarantine(const std::string& key);
   Status DropRow(const FsckProblem& problem);
   Status Reregister(FsckProblem& problem);
+  Status ReregisterShard(FsckProblem& problem);
 
   Index& index_;
   ObjectStore& objects_;

@@ -146,6 +146,53 @@ TEST_P(FsckTest, DeepFindsCorruptObjectsAndRepairQuarantinesThem) {
   EXPECT_EQ(Kinds(after), std::vector<std::string>{"xorb-object-missing " + XorbKey(x.hash)});
 }
 
+TEST_P(FsckTest, AStrayShardIsRegisteredAgainWithTheFilesTheIndexLost) {
+  // The index loses the shard's row and its file's record (as a restore of an older index
+  // backup would); the objects stay.
+  const std::vector<Hash> file = {upload_.file_hash};
+  ASSERT_EQ(index_->CollectFiles(file, INT64_MAX, false)->size(), 1u);
+  const std::vector<Hash> shard = {shard_hash_};
+  ASSERT_EQ(index_->RetireShards(shard, INT64_MAX, false)->size(), 1u);
+  const std::vector<std::string> key = {ShardKey(shard_hash_)};
+  ASSERT_TRUE(index_->ForgetPendingDeletions(key).ok());
+  ASSERT_FALSE(index_->GetFile(upload_.file_hash)->has_value());
+  FsckReport r = Fsck(false, false);
+  EXPECT_EQ(Kinds(r), std::vector<std::string>{"shard-unindexed " + key[0]});
+  r = Fsck(false, true);
+  ASSERT_EQ(r.problems.size(), 1u);
+  EXPECT_TRUE(r.problems[0].repaired) << r.problems[0].action;
+  EXPECT_EQ(r.Remaining(), 0u);
+  // The file record is back, as the upload registered it, and visible to the recovered
+  // scope only.
+  auto rec = index_->GetFile(upload_.file_hash);
+  ASSERT_TRUE(rec.ok() && rec->has_value());
+  EXPECT_EQ((*rec)->size, upload_.size);
+  EXPECT_EQ((*rec)->terms.size(), upload_.shard.files[0].terms.size());
+  EXPECT_TRUE(*index_->FileVisible(upload_.file_hash, std::vector<Scope>{kRecoveredScope}));
+  EXPECT_FALSE(*index_->FileVisible(upload_.file_hash, std::vector<Scope>{"ns/b"}));
+  EXPECT_TRUE(Fsck(true, false).problems.empty());
+}
+
+TEST_P(FsckTest, AStrayShardNamingAGoneXorbIsReportedNotRegistered) {
+  const std::vector<Hash> shard = {shard_hash_};
+  ASSERT_EQ(index_->RetireShards(shard, INT64_MAX, false)->size(), 1u);
+  const std::vector<std::string> key = {ShardKey(shard_hash_)};
+  ASSERT_TRUE(index_->ForgetPendingDeletions(key).ok());
+  // Its file's record goes, and then one of its xorbs (row and object).
+  const std::vector<Hash> file = {upload_.file_hash};
+  ASSERT_EQ(index_->CollectFiles(file, INT64_MAX, false)->size(), 1u);
+  const std::vector<Hash> xorb = {upload_.xorbs[0].hash};
+  ASSERT_EQ(index_->RetireXorbs(xorb, INT64_MAX, false)->size(), 1u);
+  const std::vector<std::string> xorb_key = {XorbKey(upload_.xorbs[0].hash)};
+  ASSERT_TRUE(index_->ForgetPendingDeletions(xorb_key).ok());
+  ASSERT_TRUE(objects_->Delete(xorb_key[0]).ok());
+  const FsckReport r = Fsck(false, true);
+  ASSERT_EQ(r.problems.size(), 1u) << ::testing::PrintToString(Kinds(r));
+  EXPECT_FALSE(r.problems[0].repaired);
+  EXPECT_NE(r.problems[0].action.find("not repairable"), std::string::npos) << r.problems[0].action;
+  EXPECT_FALSE(index_->GetFile(upload_.file_hash)->has_value());
+}
+
 TEST_P(FsckTest, AFileNamingAMissingXorbIsReported) {
   FileRecord f;
   f.file_hash = Hash::FromArray(Sha256Of(std::vector<uint8_t>{1, 2, 3}));
