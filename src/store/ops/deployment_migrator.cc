@@ -155,6 +155,12 @@ Status DeploymentMigrator::CopyFiles(MigrateCheckpoint& checkpoint, MigrateRepor
       // A file registered after the xorb pass named a xorb stored after it: copy those too.
       XET_RETURN_IF_ERROR(CopyXorbs(checkpoint, report));
       st = to_index_.ImportFiles(page);
+      if (st.code() == Status::Code::kInvalidArgument) {
+        // Still missing: the source's own file record names a xorb it does not hold.
+        st = st.WithContext(
+            "a source file record names a xorb the source does not hold (run "
+            "`xetstore fsck` on the source)");
+      }
     }
     XET_RETURN_IF_ERROR(st);
     report.files += page.size();
