@@ -125,6 +125,13 @@ DECLARE
   v_missing BYTEA;
   v_registered BOOLEAN;
 BEGIN
+  -- Set per connection (pg_connection.cc), but a pooler in transaction mode drops it.
+  IF current_setting('transaction_isolation') <> 'read committed' THEN
+    RAISE EXCEPTION USING ERRCODE = 'XS500',
+      MESSAGE = 'xet_commit_shard needs READ COMMITTED, not ' ||
+                current_setting('transaction_isolation') ||
+                ': set default_transaction_isolation for the role';
+  END IF;
   -- Every xorb the shard names, locked (in hash order, the order every committer shares:
   -- an UPDATE alone locks in scan order, which row versions moved by earlier stamps make
   -- differ between transactions) and stamped: one gc retired before this point is refused,

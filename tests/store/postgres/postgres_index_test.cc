@@ -309,6 +309,23 @@ TEST_F(PostgresIndexTest, ShardCommitsSharingXorbsNeverDeadlock) {
   EXPECT_EQ(QueryInt("SELECT count(*) FROM shards"), kThreads * kPerThread);
 }
 
+// The commit function's gc checks need a snapshot per query: at another isolation level (a
+// pooler in transaction mode drops the connection's own SET) it refuses to run.
+TEST_F(PostgresIndexTest, TheCommitFunctionRefusesOtherIsolationLevels) {
+  ASSERT_NE(Open(), nullptr);
+  auto conn = PgConnection::Connect(url_);
+  ASSERT_TRUE(conn.ok()) << conn.status().ToString();
+  ASSERT_TRUE((*conn)->ExecSimple("SET default_transaction_isolation = 'repeatable read'").ok());
+  auto r = (*conn)->Exec(
+      "SELECT xet_commit_shard($1, 'shards/x', 'ns/a', 0, '{}', '{}', '{}', '{}', '{}', '{}')",
+      PgParams().Hash(H(12, 1)));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("needs READ COMMITTED, not repeatable read"),
+            std::string::npos)
+      << r.status().ToString();
+  EXPECT_EQ(QueryInt("SELECT count(*) FROM shards"), 0);
+}
+
 // Quotes, backslashes, SQL fragments, placeholders, LIKE wildcards, non-ASCII text and (in
 // content types) arbitrary bytes in every string the index stores: stored and read back verbatim,
 // and the tables survive.
