@@ -27,7 +27,10 @@ Status::Code CodeFor(std::string_view state) {
     return Status::Code::kUnavailable;
   }
   if (state == kPgUniqueViolation) return Status::Code::kAlreadyExists;
-  if (state == kPgForeignKeyViolation) return Status::Code::kInvalidArgument;
+  if (state == kPgForeignKeyViolation || state == kPgXetInvalidArgument) {
+    return Status::Code::kInvalidArgument;
+  }
+  if (state == kPgXetUnavailable) return Status::Code::kUnavailable;
   // Class 22, data exceptions: a value the column cannot hold (text that is not UTF-8 or
   // holds a NUL, a number out of range) is bad input, not a storage failure.
   if (state.starts_with("22")) return Status::Code::kInvalidArgument;
@@ -214,8 +217,11 @@ Result<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::string& c
   // NOTICEs (e.g. "relation already exists, skipping") are not errors: keep them off stderr.
   PQsetNoticeProcessor(
       raw, [](void*, const char*) {}, nullptr);
-  // Text parameters and results are UTF-8 whatever the client's locale says.
-  XET_RETURN_IF_ERROR(conn->ExecSimple("SET client_encoding = 'UTF8'"));
+  // Text parameters and results are UTF-8 whatever the client's locale says. Statements run
+  // outside RunTransaction (ExecOnce) are READ COMMITTED whatever the server's default:
+  // xet_commit_shard (pg_schema.cc) relies on a fresh snapshot per query.
+  XET_RETURN_IF_ERROR(conn->ExecSimple(
+      "SET client_encoding = 'UTF8'; SET default_transaction_isolation = 'read committed'"));
   return conn;
 }
 
@@ -233,6 +239,10 @@ Status PgConnection::Failure(const PGresult* res, std::string_view what) {
       OneLine(res != nullptr ? PQresultErrorMessage(res) : PQerrorMessage(conn_.get()));
   if (PQstatus(conn_.get()) != CONNECTION_OK) return Status::Unavailable(msg);
   if (sqlstate_.empty()) return Status::IoError(msg);
+  if (sqlstate_.starts_with("XS")) {  // raised by the index's own SQL: its message as it is
+    return MakeStatus(CodeFor(sqlstate_),
+                      OneLine(PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY)));
+  }
   return MakeStatus(CodeFor(sqlstate_), msg + " (SQLSTATE " + sqlstate_ + ")");
 }
 

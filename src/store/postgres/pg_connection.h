@@ -28,6 +28,11 @@ inline constexpr std::string_view kPgSerializationFailure = "40001";
 inline constexpr std::string_view kPgDeadlockDetected = "40P01";
 inline constexpr std::string_view kPgUniqueViolation = "23505";
 inline constexpr std::string_view kPgForeignKeyViolation = "23503";
+// Raised by the index's own SQL functions (pg_schema.cc), class XS: the message is the
+// index's own, passed on as it is. kPgXetInvalidArgument fails as InvalidArgument,
+// kPgXetUnavailable as Unavailable (a refusal to retry later, not a lost connection).
+inline constexpr std::string_view kPgXetInvalidArgument = "XS400";
+inline constexpr std::string_view kPgXetUnavailable = "XS503";
 
 class PgResult {
  public:

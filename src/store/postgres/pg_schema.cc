@@ -9,7 +9,7 @@ namespace xet {
 namespace {
 
 // Append only: never edit a migration that has shipped.
-constexpr std::array<const char*, 2> kPgMigrations = {
+constexpr std::array<const char*, 3> kPgMigrations = {
     // 1: the whole index as of SQLite schema 3.
     R"sql(
 CREATE TABLE xorbs(
@@ -103,6 +103,75 @@ CREATE TABLE gc_pending(
   object_key TEXT COLLATE "C" PRIMARY KEY,
   retired_at_ms BIGINT NOT NULL
 );
+)sql",
+    // 3: CommitShard in one statement, i.e. one round trip (postgres_index.cc): the
+    // statements its transaction ran, in the same order, as one function. A PL/pgSQL function
+    // is VOLATILE, so under READ COMMITTED each query in it takes a fresh snapshot, as the
+    // separate statements did: the gc_pending check sees a retirement that committed while
+    // the shard row's insert waited for it. Refusals are raised (rolling everything back)
+    // with SQLSTATEs of class XS (pg_connection.h). The clock is kPgClockMsSql's.
+    // xet_hash_hex is Hash::ToHex: each 8-byte word, bytes reversed.
+    R"sql(
+CREATE OR REPLACE FUNCTION xet_hash_hex(h BYTEA) RETURNS TEXT
+LANGUAGE sql IMMUTABLE STRICT AS $fn$
+  SELECT string_agg(encode(substr(h, 8 * (i / 8) + 8 - i % 8, 1), 'hex'), '' ORDER BY i)
+  FROM generate_series(0, 31) AS i
+$fn$;
+CREATE OR REPLACE FUNCTION xet_commit_shard(
+  p_shard BYTEA, p_shard_key TEXT, p_scope TEXT, p_created_at BIGINT, p_named BYTEA[],
+  p_files BYTEA[], p_sizes BIGINT[], p_terms BYTEA[], p_shas BYTEA[], p_xorbs BYTEA[])
+RETURNS BOOLEAN LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_missing BYTEA;
+  v_registered BOOLEAN;
+BEGIN
+  -- Set per connection (pg_connection.cc), but a pooler in transaction mode drops it.
+  IF current_setting('transaction_isolation') <> 'read committed' THEN
+    RAISE EXCEPTION USING ERRCODE = 'XS500',
+      MESSAGE = 'xet_commit_shard needs READ COMMITTED, not ' ||
+                current_setting('transaction_isolation') ||
+                ': set default_transaction_isolation for the role';
+  END IF;
+  -- Every xorb the shard names, locked (in hash order, the order every committer shares:
+  -- an UPDATE alone locks in scan order, which row versions moved by earlier stamps make
+  -- differ between transactions) and stamped: one gc retired before this point is refused,
+  -- one it would retire after sees the fresh stamp.
+  PERFORM 1 FROM xorbs WHERE hash = ANY(p_named) ORDER BY hash FOR NO KEY UPDATE;
+  WITH stamped AS (
+    UPDATE xorbs SET seen_at_ms = GREATEST(seen_at_ms,
+                                           (extract(epoch from clock_timestamp()) * 1000)::bigint)
+    WHERE hash = ANY(p_named) RETURNING hash)
+  SELECT u.h INTO v_missing FROM unnest(p_named) WITH ORDINALITY AS u(h, i)
+  WHERE NOT EXISTS(SELECT 1 FROM stamped s WHERE s.hash = u.h) ORDER BY u.i LIMIT 1;
+  IF v_missing IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'XS400',
+      MESSAGE = 'xorb ' || xet_hash_hex(v_missing) || ' is not in the index';
+  END IF;
+  INSERT INTO shards(hash, scope, created_at, seen_at_ms)
+  VALUES(p_shard, p_scope, p_created_at, (extract(epoch from clock_timestamp()) * 1000)::bigint)
+  ON CONFLICT DO NOTHING;
+  v_registered := FOUND;
+  IF NOT v_registered THEN
+    UPDATE shards SET seen_at_ms = GREATEST(seen_at_ms,
+                                            (extract(epoch from clock_timestamp()) * 1000)::bigint)
+    WHERE hash = p_shard;
+  END IF;
+  -- After the shard row is inserted or locked: a retirement that committed first is seen.
+  IF EXISTS(SELECT 1 FROM gc_pending WHERE object_key = p_shard_key) THEN
+    RAISE EXCEPTION USING ERRCODE = 'XS503',
+      MESSAGE = p_shard_key || ' is being deleted by gc; retry';
+  END IF;
+  INSERT INTO files(hash, size, terms, sha256, seen_at_ms)
+  SELECT h, s, t, sh, (extract(epoch from clock_timestamp()) * 1000)::bigint
+  FROM unnest(p_files, p_sizes, p_terms, p_shas) AS u(h, s, t, sh)
+  ON CONFLICT(hash) DO UPDATE SET seen_at_ms = GREATEST(files.seen_at_ms, excluded.seen_at_ms);
+  INSERT INTO file_scopes(file_hash, scope)
+  SELECT h, p_scope FROM unnest(p_files) AS h ON CONFLICT DO NOTHING;
+  INSERT INTO xorb_scopes(xorb_hash, scope)
+  SELECT h, p_scope FROM unnest(p_xorbs) AS h ON CONFLICT DO NOTHING;
+  RETURN v_registered;
+END
+$fn$;
 )sql",
 };
 

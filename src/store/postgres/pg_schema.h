@@ -23,6 +23,9 @@
 //                  content_type, sha256 NULL, posix NULL; PRIMARY KEY(bucket_id, path))
 //       kind 0: a file entry at its path; kind 1: an explicit directory entry at its path +
 //       "/" (store/bucket_keys.h); posix: the entry's "posix" JSON.
+//   gc_pending(object_key PRIMARY KEY, retired_at_ms)         index.h, "operator tools"
+// Functions: xet_commit_shard (PostgresIndex::CommitShard in one statement), xet_hash_hex
+// (Hash::ToHex, for its messages).
 #pragma once
 
 #include "common/status.h"

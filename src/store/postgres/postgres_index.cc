@@ -68,19 +68,6 @@ Result<std::vector<Hash>> StampXorbs(PgConnection& conn, std::span<const Hash> x
   return stamped;
 }
 
-// The first of `wanted` (sorted) that `found` lacks, if any.
-std::optional<Hash> FirstMissing(std::span<const Hash> wanted, std::vector<Hash> found) {
-  found = SortedUniqueHashes(std::move(found));
-  for (const Hash& h : wanted) {
-    if (!std::binary_search(found.begin(), found.end(), h, [](const Hash& a, const Hash& b) {
-          return std::lexicographical_compare(a.data(), a.data() + 32, b.data(), b.data() + 32);
-        })) {
-      return h;
-    }
-  }
-  return std::nullopt;
-}
-
 constexpr const char* kPgTokenColumns =
     "id, name, secret_hash, permission, scopes, created_at, expires_at, revoked";
 
@@ -275,64 +262,27 @@ Result<ShardCommitResult> PostgresIndex::CommitShard(const ShardCommit& commit) 
       shas.emplace_back(std::nullopt);
     }
   }
-  const std::vector<Hash> xorbs = SortedUniqueHashes(commit.xorbs);
-  const std::vector<Hash> named = XorbsNamedBy(commit);
-  const std::string shard_key = ShardKey(commit.shard_hash);
   const int64_t now = static_cast<int64_t>(std::time(nullptr));
-  bool registered = false;
-  Status st =
-      pool_->RunTransaction(PgIsolation::kReadCommitted, false, [&](PgConnection& conn) -> Status {
-        // Stamped (and locked) in the transaction that registers the files: a xorb gc retired
-        // before this point is refused, one it would retire after sees the fresh stamp.
-        if (!named.empty()) {
-          XET_ASSIGN_OR_RETURN(std::vector<Hash> stamped, StampXorbs(conn, named));
-          if (auto missing = FirstMissing(named, std::move(stamped))) {
-            return Status::InvalidArgument("xorb " + missing->ToHex() + " is not in the index");
-          }
-        }
-        XET_ASSIGN_OR_RETURN(
-            PgResult shard,
-            conn.Exec(std::string("INSERT INTO shards(hash, scope, created_at, seen_at_ms) "
-                                  "VALUES($1, $2, $3, ") +
-                          kPgClockMsSql + ") ON CONFLICT DO NOTHING",
-                      PgParams().Hash(commit.shard_hash).Text(commit.scope).Int(now)));
-        registered = shard.Affected() == 1;
-        if (!registered) {
-          XET_RETURN_IF_ERROR(
-              conn.Exec(std::string("UPDATE shards SET seen_at_ms = GREATEST(seen_at_ms, ") +
-                            kPgClockMsSql + ") WHERE hash = $1",
-                        PgParams().Hash(commit.shard_hash))
-                  .status());
-        }
-        XET_RETURN_IF_ERROR(RefusePendingDeletion(conn, shard_key));
-        if (!hashes.empty()) {
-          XET_RETURN_IF_ERROR(
-              conn.Exec(std::string("INSERT INTO files(hash, size, terms, sha256, seen_at_ms) "
-                                    "SELECT h, s, t, sh, ") +
-                            kPgClockMsSql +
-                            " FROM unnest($1::bytea[], $2::int8[], $3::bytea[], $4::bytea[]) "
-                            "AS u(h, s, t, sh) ON CONFLICT(hash) DO UPDATE SET "
-                            "seen_at_ms = GREATEST(files.seen_at_ms, excluded.seen_at_ms)",
-                        PgParams()
-                            .HashArray(hashes)
-                            .IntArray(sizes)
-                            .OptBytesArray(terms)
-                            .OptBytesArray(shas))
-                  .status());
-          XET_RETURN_IF_ERROR(conn.Exec("INSERT INTO file_scopes(file_hash, scope) SELECT h, $2 "
-                                        "FROM unnest($1::bytea[]) h ON CONFLICT DO NOTHING",
-                                        PgParams().HashArray(hashes).Text(commit.scope))
-                                  .status());
-        }
-        if (!xorbs.empty()) {
-          XET_RETURN_IF_ERROR(conn.Exec("INSERT INTO xorb_scopes(xorb_hash, scope) SELECT h, $2 "
-                                        "FROM unnest($1::bytea[]) h ON CONFLICT DO NOTHING",
-                                        PgParams().HashArray(xorbs).Text(commit.scope))
-                                  .status());
-        }
-        return Status::Ok();
-      });
-  XET_RETURN_IF_ERROR(st.WithContext("commit shard " + commit.shard_hash.ToHex()));
+  // One statement (pg_schema.cc, migration 3): the whole transaction in one round trip, in
+  // an implicit transaction of its own (READ COMMITTED: pg_connection.cc). Retried after a
+  // deadlock or a lost connection, which is safe even when the lost attempt did commit: the
+  // commit is idempotent (the retry finds the shard registered: kAlreadyExisted).
+  auto r = pool_->ExecOnce(
+      "SELECT xet_commit_shard($1, $2, $3, $4, $5::bytea[], $6::bytea[], "
+      "$7::int8[], $8::bytea[], $9::bytea[], $10::bytea[])",
+      PgParams()
+          .Hash(commit.shard_hash)
+          .Text(ShardKey(commit.shard_hash))
+          .Text(commit.scope)
+          .Int(now)
+          .HashArray(XorbsNamedBy(commit))
+          .HashArray(hashes)
+          .IntArray(sizes)
+          .OptBytesArray(terms)
+          .OptBytesArray(shas)
+          .HashArray(SortedUniqueHashes(commit.xorbs)));
+  if (!r.ok()) return r.status().WithContext("commit shard " + commit.shard_hash.ToHex());
+  const bool registered = r->rows() == 1 && r->Bool(0, 0);
   return registered ? ShardCommitResult::kRegistered : ShardCommitResult::kAlreadyExisted;
 }
 
