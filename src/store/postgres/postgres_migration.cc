@@ -215,8 +215,9 @@ Status PostgresIndex::ImportFiles(std::span<const ExportedFile> files) {
           // Locked against a retirement until this commits, as CommitShard's stamp does.
           XET_ASSIGN_OR_RETURN(
               PgResult found,
-              conn.Exec("SELECT hash FROM xorbs WHERE hash = ANY($1::bytea[]) FOR SHARE",
-                        PgParams().HashArray(term_xorbs)));
+              conn.Exec(
+                  "SELECT hash FROM xorbs WHERE hash = ANY($1::bytea[]) ORDER BY hash FOR SHARE",
+                  PgParams().HashArray(term_xorbs)));
           if (found.rows() != static_cast<int>(term_xorbs.size())) {
             std::vector<Hash> have;
             for (int row = 0; row < found.rows(); ++row) {
