@@ -200,14 +200,13 @@ Result<std::vector<bool>> SqliteIndex::XorbsVisible(std::span<const Hash> xorb_h
 Result<ShardCommitResult> SqliteIndex::CommitShard(const ShardCommit& commit) {
   struct EncodedFile {
     const FileRecord* file;
-    int64_t size;
-    std::vector<uint8_t> terms;
+    std::vector<uint8_t> terms;  // encoded once, outside the transaction (it may run again)
   };
   std::vector<EncodedFile> files;
   files.reserve(commit.files.size());
   for (const FileRecord& f : commit.files) {
-    XET_ASSIGN_OR_RETURN(const int64_t size, ToSqlInt(f.size, "file size"));
-    files.push_back({&f, size, EncodeFileTerms(f.terms)});
+    XET_RETURN_IF_ERROR(ToSqlInt(f.size, "file size").status());
+    files.push_back({&f, EncodeFileTerms(f.terms)});
   }
   const int64_t now = static_cast<int64_t>(std::time(nullptr));
   const int64_t now_ms = WallClockMs();
@@ -241,32 +240,9 @@ Result<ShardCommitResult> SqliteIndex::CommitShard(const ShardCommit& commit) {
       XET_RETURN_IF_ERROR(stmt->BindInt64(2, now_ms));
       XET_RETURN_IF_ERROR(stmt->Run());
     }
-    {
-      XET_ASSIGN_OR_RETURN(ScopedStatement file_stmt,
-                           db.Prepare("INSERT INTO files(hash, size, terms, sha256, seen_at_ms) "
-                                      "VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT(hash) DO UPDATE SET "
-                                      "seen_at_ms = max(seen_at_ms, excluded.seen_at_ms)"));
-      XET_ASSIGN_OR_RETURN(ScopedStatement scope_stmt,
-                           db.Prepare("INSERT INTO file_scopes(file_hash, scope) "
-                                      "VALUES(?1, ?2) ON CONFLICT DO NOTHING"));
-      for (const EncodedFile& ef : files) {
-        const FileRecord& f = *ef.file;
-        XET_RETURN_IF_ERROR(file_stmt->BindBlob(1, HashBytes(f.file_hash)));
-        XET_RETURN_IF_ERROR(file_stmt->BindInt64(2, ef.size));
-        XET_RETURN_IF_ERROR(file_stmt->BindBlob(3, ef.terms));
-        if (f.sha256) {
-          XET_RETURN_IF_ERROR(file_stmt->BindBlob(4, HashBytes(*f.sha256)));
-        } else {
-          XET_RETURN_IF_ERROR(file_stmt->BindNull(4));
-        }
-        XET_RETURN_IF_ERROR(file_stmt->BindInt64(5, now_ms));
-        XET_RETURN_IF_ERROR(file_stmt->Run());
-        file_stmt->Reset();
-        XET_RETURN_IF_ERROR(scope_stmt->BindBlob(1, HashBytes(f.file_hash)));
-        XET_RETURN_IF_ERROR(scope_stmt->BindText(2, commit.scope));
-        XET_RETURN_IF_ERROR(scope_stmt->Run());
-        scope_stmt->Reset();
-      }
+    for (const EncodedFile& ef : files) {
+      XET_RETURN_IF_ERROR(StoreFileRow(db, *ef.file, ef.terms, now_ms));
+      XET_RETURN_IF_ERROR(AddFileScope(db, ef.file->file_hash, commit.scope));
     }
     for (const Hash& xorb : commit.xorbs) {
       XET_RETURN_IF_ERROR(AddXorbScope(db, xorb, commit.scope));

@@ -40,10 +40,6 @@ Status ReadPage(SqliteDb& db, const char* sql, size_t limit, Bind bind, Read rea
   }
 }
 
-Status BindOptionalHash(SqliteStatement& stmt, int index, const std::optional<Hash>& h) {
-  return h ? stmt.BindBlob(index, HashBytes(*h)) : stmt.BindNull(index);
-}
-
 }  // namespace
 
 Result<std::vector<Index::ExportedXorb>> SqliteIndex::ExportXorbs(int64_t after_row_id,
@@ -141,13 +137,6 @@ Status SqliteIndex::ImportXorbs(std::span<const ExportedXorb> xorbs) {
 Status SqliteIndex::ImportFiles(std::span<const ExportedFile> files) {
   return writer_->Submit([&](SqliteDb& db) -> Status {
     XET_ASSIGN_OR_RETURN(ScopedStatement exists, db.Prepare("SELECT 1 FROM xorbs WHERE hash = ?1"));
-    XET_ASSIGN_OR_RETURN(ScopedStatement put,
-                         db.Prepare("INSERT INTO files(hash, size, terms, sha256, seen_at_ms) "
-                                    "VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT(hash) DO UPDATE SET "
-                                    "seen_at_ms = max(seen_at_ms, excluded.seen_at_ms)"));
-    XET_ASSIGN_OR_RETURN(ScopedStatement scope_stmt,
-                         db.Prepare("INSERT INTO file_scopes(file_hash, scope) "
-                                    "VALUES(?1, ?2) ON CONFLICT DO NOTHING"));
     for (const ExportedFile& f : files) {
       std::vector<Hash> xorbs;
       for (const FileTerm& t : f.record.terms) xorbs.push_back(t.xorb_hash);
@@ -157,20 +146,10 @@ Status SqliteIndex::ImportFiles(std::span<const ExportedFile> files) {
         exists->Reset();
         if (!stored) return Status::InvalidArgument("xorb " + x.ToHex() + " is not in the index");
       }
-      XET_ASSIGN_OR_RETURN(const int64_t size, ToSqlInt(f.record.size, "file size"));
-      const std::vector<uint8_t> terms = EncodeFileTerms(f.record.terms);
-      XET_RETURN_IF_ERROR(put->BindBlob(1, HashBytes(f.record.file_hash)));
-      XET_RETURN_IF_ERROR(put->BindInt64(2, size));
-      XET_RETURN_IF_ERROR(put->BindBlob(3, terms));
-      XET_RETURN_IF_ERROR(BindOptionalHash(*put, 4, f.record.sha256));
-      XET_RETURN_IF_ERROR(put->BindInt64(5, f.seen_at_ms));
-      XET_RETURN_IF_ERROR(put->Run());
-      put->Reset();
+      XET_RETURN_IF_ERROR(
+          StoreFileRow(db, f.record, EncodeFileTerms(f.record.terms), f.seen_at_ms));
       for (const Scope& scope : f.scopes) {
-        XET_RETURN_IF_ERROR(scope_stmt->BindBlob(1, HashBytes(f.record.file_hash)));
-        XET_RETURN_IF_ERROR(scope_stmt->BindText(2, scope));
-        XET_RETURN_IF_ERROR(scope_stmt->Run());
-        scope_stmt->Reset();
+        XET_RETURN_IF_ERROR(AddFileScope(db, f.record.file_hash, scope));
       }
     }
     return Status::Ok();

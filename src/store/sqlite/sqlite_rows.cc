@@ -72,4 +72,31 @@ Result<bool> StoreXorbRow(SqliteDb& db, const XorbRecord& xorb, int64_t seen_at_
   return true;
 }
 
+Status StoreFileRow(SqliteDb& db, const FileRecord& f, std::span<const uint8_t> encoded_terms,
+                    int64_t seen_at_ms) {
+  XET_ASSIGN_OR_RETURN(const int64_t size, ToSqlInt(f.size, "file size"));
+  XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
+                       db.Prepare("INSERT INTO files(hash, size, terms, sha256, seen_at_ms) "
+                                  "VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT(hash) DO UPDATE SET "
+                                  "seen_at_ms = max(seen_at_ms, excluded.seen_at_ms)"));
+  XET_RETURN_IF_ERROR(stmt->BindBlob(1, HashBytes(f.file_hash)));
+  XET_RETURN_IF_ERROR(stmt->BindInt64(2, size));
+  XET_RETURN_IF_ERROR(stmt->BindBlob(3, encoded_terms));
+  if (f.sha256) {
+    XET_RETURN_IF_ERROR(stmt->BindBlob(4, HashBytes(*f.sha256)));
+  } else {
+    XET_RETURN_IF_ERROR(stmt->BindNull(4));
+  }
+  XET_RETURN_IF_ERROR(stmt->BindInt64(5, seen_at_ms));
+  return stmt->Run();
+}
+
+Status AddFileScope(SqliteDb& db, const Hash& file, const Scope& scope) {
+  XET_ASSIGN_OR_RETURN(ScopedStatement stmt, db.Prepare("INSERT INTO file_scopes(file_hash, scope) "
+                                                        "VALUES(?1, ?2) ON CONFLICT DO NOTHING"));
+  XET_RETURN_IF_ERROR(stmt->BindBlob(1, HashBytes(file)));
+  XET_RETURN_IF_ERROR(stmt->BindText(2, scope));
+  return stmt->Run();
+}
+
 }  // namespace xet

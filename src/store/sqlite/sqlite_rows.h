@@ -28,4 +28,13 @@ Status AddXorbScope(SqliteDb& db, const Hash& xorb, const Scope& scope);
 // pending deletion. Returns whether the row was new. Visibility is the caller's.
 Result<bool> StoreXorbRow(SqliteDb& db, const XorbRecord& xorb, int64_t seen_at_ms);
 
+// Stores file `f`'s row (its terms as `encoded_terms`, EncodeFileTerms) stamped
+// `seen_at_ms`, or raises the stamp of the row its hash already has (the record stays:
+// content addressing). Visibility is the caller's (AddFileScope).
+Status StoreFileRow(SqliteDb& db, const FileRecord& f, std::span<const uint8_t> encoded_terms,
+                    int64_t seen_at_ms);
+
+// Makes file `file` visible to `scope` (idempotent).
+Status AddFileScope(SqliteDb& db, const Hash& file, const Scope& scope);
+
 }  // namespace xet
