@@ -1,9 +1,11 @@
 #include "cli/node_config.h"
 
 #include <cstdlib>
+#include <filesystem>
 #include <optional>
 
 #include "common/atomic_file.h"
+#include "store/cache/cached_object_store.h"
 #include "store/s3/s3_object_store.h"
 #include "store/s3/s3_options.h"
 
@@ -63,6 +65,32 @@ std::string NodeConfig::ObjectsPath() const {
   if (objects_url.empty()) return data_dir + "/objects";
   if (objects_url.starts_with("file://")) return objects_url.substr(7);
   return objects_url;
+}
+
+std::string NodeConfig::ObjectCacheDir() const {
+  return object_cache_dir.empty() ? data_dir + "/object-cache" : object_cache_dir;
+}
+
+Result<std::unique_ptr<ObjectStore>> WithObjectCache(const NodeConfig& config,
+                                                     std::unique_ptr<ObjectStore> objects) {
+  if (config.object_cache_mb == 0) return objects;
+  ObjectCacheOptions options;
+  options.dir = config.ObjectCacheDir();
+  if (!config.objects_url.starts_with("s3://")) {
+    // Evicting a copy deletes its file: the cache must share no file with the store.
+    std::error_code ec;
+    const auto cache = std::filesystem::weakly_canonical(options.dir, ec).string() + "/";
+    const auto store = std::filesystem::weakly_canonical(config.ObjectsPath(), ec).string() + "/";
+    if (cache.starts_with(store) || store.starts_with(cache)) {
+      return Status::InvalidArgument("--object-cache-dir " + options.dir +
+                                     " overlaps the object store's directory " +
+                                     config.ObjectsPath());
+    }
+  }
+  options.capacity_bytes = uint64_t{config.object_cache_mb} << 20;
+  auto cached = OpenCachedObjectStore(std::move(objects), options);
+  if (!cached.ok()) return cached.status().WithContext("opening the object cache " + options.dir);
+  return cached;
 }
 
 std::string NodeConfig::SecretPath() const {
@@ -170,6 +198,17 @@ void AddNodeOptions(CLI::App* cmd, NodeConfig* c, NodeOptions which, std::string
       ->envname("XETSTORE_WARM_CACHE_MB")
       ->check(CLI::Range(0, 1 << 20))
       ->capture_default_str();
+  cmd->add_option("--object-cache-mb", c->object_cache_mb,
+                  "Disk (MiB) for this node's copies of the xorbs it serves, so a remote object "
+                  "store (S3) is read once per object rather than once per download; the "
+                  "least recently used copies are evicted; 0 turns it off")
+      ->envname("XETSTORE_OBJECT_CACHE_MB")
+      ->check(CLI::Range(size_t{0}, size_t{1} << 30))
+      ->capture_default_str();
+  cmd->add_option("--object-cache-dir", c->object_cache_dir,
+                  "Directory of the object cache (default <data-dir>/object-cache); it must "
+                  "not be the object store's own directory")
+      ->envname("XETSTORE_OBJECT_CACHE_DIR");
   cmd->add_flag("--read-only", c->read_only,
                 "Serve reads only: every upload, commit and bucket change is answered 503 "
                 "\"read-only (maintenance)\" (e.g. while `xetstore migrate` copies the last "

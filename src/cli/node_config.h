@@ -36,6 +36,9 @@ struct NodeConfig {
   size_t answer_cache_mb = 256;       // whole reconstruction answers of large files kept in memory
   size_t recent_xorb_cache_mb = 256;  // chunk data of recently uploaded xorbs kept in memory
   size_t warm_cache_mb = 128;         // record caches filled at start, MiB each
+  // Disk (MiB) for the node's copies of objects read from the object store; 0: no cache.
+  size_t object_cache_mb = 0;
+  std::string object_cache_dir;  // default: <data_dir>/object-cache
   bool access_log = true;
   bool read_only = false;  // refuse every write (503): serve reads during a migration's cut-over
   // How stale (seconds) the list of revoked user tokens that CAS tokens are checked against
@@ -47,6 +50,7 @@ struct NodeConfig {
   std::string IndexPath() const;
   std::string ObjectsPath() const;
   std::string SecretPath() const;
+  std::string ObjectCacheDir() const;
   std::string AdminTokenPath() const { return data_dir + "/admin-token"; }
   std::string PublicUrl() const;
 };
@@ -58,6 +62,12 @@ Result<std::unique_ptr<Index>> OpenConfiguredIndex(const NodeConfig& config);
 // The object store `config` names: the directory ObjectsPath(), or the S3 bucket of an
 // s3:// objects_url (with the --s3-* options, then the AWS_* environment).
 Result<std::unique_ptr<ObjectStore>> OpenConfiguredObjects(const NodeConfig& config);
+
+// `objects` behind the node's local object cache (store/cache/cached_object_store.h) when
+// object_cache_mb > 0, else `objects` itself. For `serve` only: the operator's tools read
+// every object once and must not fill (or trust) a node's cache.
+Result<std::unique_ptr<ObjectStore>> WithObjectCache(const NodeConfig& config,
+                                                     std::unique_ptr<ObjectStore> objects);
 
 // Which of a node's options a command takes: the index's (--data-dir, --index,
 // --index-connections), the storage's (those and --objects, --s3-*: operator commands such

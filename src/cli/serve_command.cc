@@ -18,6 +18,7 @@
 #include "cli/output.h"
 #include "cli/process_resources.h"
 #include "common/atomic_file.h"
+#include "common/human_bytes.h"
 #include "http/http_server.h"
 #include "http/router.h"
 #include "http/shutdown_signals.h"
@@ -28,8 +29,10 @@
 #include "server/hub/hub_routes.h"
 #include "server/hub/hub_service.h"
 #include "server/instrumented_stores.h"
+#include "server/object_cache_metrics.h"
 #include "server/read_only_stores.h"
 #include "server/transfer/transfer_signer.h"
+#include "store/cache/cached_object_store.h"
 #include "store/index.h"
 #include "store/object_store.h"
 
@@ -71,7 +74,8 @@ Result<Node> OpenNode(const NodeConfig& config, bool need_objects) {
   Node node;
   XET_ASSIGN_OR_RETURN(node.index, OpenConfiguredIndex(config));
   if (need_objects) {
-    XET_ASSIGN_OR_RETURN(node.objects, OpenConfiguredObjects(config));
+    XET_ASSIGN_OR_RETURN(auto objects, OpenConfiguredObjects(config));
+    XET_ASSIGN_OR_RETURN(node.objects, WithObjectCache(config, std::move(objects)));
     XET_ASSIGN_OR_RETURN(node.secret, LoadOrCreateSecret(config.SecretPath()));
   }
   return node;
@@ -154,6 +158,14 @@ int RunServe(const NodeConfig& config) {
   // Requests go through decorators that count storage failures on /metrics.
   std::unique_ptr<Index> index = InstrumentIndex(*node->index, *options->metrics);
   std::unique_ptr<ObjectStore> objects = InstrumentObjectStore(*node->objects, *options->metrics);
+  if (const ObjectCache* cache = AsObjectCache(*node->objects)) {
+    ExportObjectCacheMetrics(*cache, *options->metrics);
+    const ObjectCacheStats held = cache->Stats();
+    std::fprintf(stderr, "xetstore: object cache %s: %s in %llu objects (of %s)\n",
+                 config.ObjectCacheDir().c_str(), HumanBytes(held.bytes).c_str(),
+                 static_cast<unsigned long long>(held.entries),
+                 HumanBytes(uint64_t{config.object_cache_mb} << 20).c_str());
+  }
   // Read-only: writes are refused before they reach (and are counted by) the decorators.
   std::unique_ptr<Index> instrumented_index;
   std::unique_ptr<ObjectStore> instrumented_objects;

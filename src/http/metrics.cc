@@ -170,7 +170,18 @@ Histogram& Metrics::GetHistogram(std::string_view name, std::string_view help, M
   return *it->second;
 }
 
+void Metrics::AddCollector(std::function<void()> collect) {
+  MutexLock lock(mu_);
+  collectors_.push_back(std::move(collect));
+}
+
 std::string Metrics::Expose() const {
+  std::vector<std::function<void()>> collectors;
+  {
+    MutexLock lock(mu_);
+    collectors = collectors_;
+  }
+  for (const auto& collect : collectors) collect();
   std::string out;
   MutexLock lock(mu_);
   for (const auto& [name, family] : families_) {

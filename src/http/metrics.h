@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -84,6 +85,11 @@ class Metrics {
   Histogram& GetHistogram(std::string_view name, std::string_view help, MetricLabels labels = {},
                           std::span<const double> upper_bounds = DefaultLatencyBuckets());
 
+  // Registers `collect`, run (without the registry's lock) at the start of every Expose():
+  // it brings metrics whose source keeps its own counts up to date. It may run on several
+  // threads at once and must stay valid as long as the registry.
+  void AddCollector(std::function<void()> collect);
+
   // Every metric in Prometheus text format, families sorted by name.
   std::string Expose() const;
 
@@ -104,6 +110,7 @@ class Metrics {
 
   mutable Mutex mu_;
   std::map<std::string, Family, std::less<>> families_ GUARDED_BY(mu_);
+  std::vector<std::function<void()>> collectors_ GUARDED_BY(mu_);
   // Metrics handed out for invalid requests; kept alive, never exported.
   std::vector<std::unique_ptr<Counter>> orphan_counters_ GUARDED_BY(mu_);
   std::vector<std::unique_ptr<Gauge>> orphan_gauges_ GUARDED_BY(mu_);

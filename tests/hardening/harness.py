@@ -126,6 +126,8 @@ class ServerProcess:
                    r"plans \([0-9.]+ MiB\) in \d+ ms$"),
         re.compile(r"^xetstore: received signal \d+, finishing in-flight requests$"),
         re.compile(r"^xetstore: read-only: every write is answered 503$"),
+        re.compile(r"^xetstore: object cache \S+: [0-9.]+ [KMGT]?i?B in \d+ objects "
+                   r"\(of [0-9.]+ [KMGT]?i?B\)$"),
     )
 
     def __init__(self, binary, data_dir, port, log_path, extra_args=()):

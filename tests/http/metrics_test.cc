@@ -28,6 +28,23 @@ TEST(MetricsTest, LabelOrderDoesNotMatter) {
   EXPECT_EQ(&a, &b);
 }
 
+// A collector runs before every exposition, so what it sets is what is exposed; it may
+// register metrics itself (it runs without the registry's lock).
+TEST(MetricsTest, CollectorsRunBeforeEachExposition) {
+  Metrics metrics;
+  int source = 0;
+  int runs = 0;
+  metrics.AddCollector([&] {
+    ++runs;
+    metrics.GetGauge("xet_source", "Mirrors a value kept elsewhere.").Set(source);
+  });
+  source = 7;
+  EXPECT_NE(metrics.Expose().find("xet_source 7\n"), std::string::npos);
+  source = 9;
+  EXPECT_NE(metrics.Expose().find("xet_source 9\n"), std::string::npos);
+  EXPECT_EQ(runs, 2);
+}
+
 TEST(MetricsTest, ExposesPrometheusText) {
   Metrics metrics;
   metrics.GetCounter("xet_requests_total", "Requests served.", {{"route", "a"}}).Increment(3);

@@ -14,6 +14,7 @@
 
 #include "common/errno_status.h"
 #include "common/huge_pages.h"
+#include "common/uninitialized_buffer.h"
 #include "common/unique_fd.h"
 
 namespace xet {
@@ -78,9 +79,28 @@ constexpr uint64_t kDirectWriteMinBytes = 1 << 20;
 constexpr size_t kDirectAlign = 4096;  // covers 512-byte and 4 KiB logical blocks
 constexpr size_t kBounceBytes = 4 << 20;
 
-// Writes with O_DIRECT. Sets *unsupported (and writes nothing further) when the file system
-// refuses direct I/O, so the caller can write buffered instead.
-Status WriteDirect(int fd, Parts parts, uint64_t total, std::string_view what, bool* unsupported) {
+// Copies the bytes at `offset` of the concatenation of `parts` into `out`.
+Status CopyFromParts(Parts parts, uint64_t offset, std::span<uint8_t> out) {
+  size_t done = 0;
+  for (const auto& part : parts) {
+    if (done == out.size()) break;
+    if (offset >= part.size()) {
+      offset -= part.size();
+      continue;
+    }
+    const size_t n = std::min<uint64_t>(part.size() - offset, out.size() - done);
+    std::memcpy(out.data() + done, part.data() + offset, n);
+    done += n;
+    offset = 0;
+  }
+  if (done != out.size()) return Status::Internal("object parts shorter than their total");
+  return Status::Ok();
+}
+
+// Writes the `total` bytes `read` produces with O_DIRECT. Sets *unsupported (and writes
+// nothing) when the file system refuses direct I/O, so the caller can write buffered instead.
+Status WriteDirect(int fd, uint64_t total, const ObjectPieceReader& read, std::string_view what,
+                   bool* unsupported) {
   *unsupported = false;
   const int flags = ::fcntl(fd, F_GETFL);
   if (flags < 0) return ErrnoStatus("fcntl", what, errno);
@@ -90,13 +110,15 @@ Status WriteDirect(int fd, Parts parts, uint64_t total, std::string_view what, b
     *unsupported = true;
     return Status::Ok();
   }
-  uint64_t offset = 0;
-  size_t fill = 0;
-  auto flush = [&](size_t bytes) -> Status {
+  uint64_t offset = 0;  // of the bounce buffer's first byte
+  while (true) {
+    const size_t fill = static_cast<size_t>(std::min<uint64_t>(bounce.size(), total - offset));
+    XET_RETURN_IF_ERROR(read(offset, bounce.span().subspan(0, fill)));
+    const size_t aligned = fill - fill % kDirectAlign;
     size_t done = 0;
-    while (done < bytes) {
+    while (done < aligned) {
       const ssize_t n =
-          ::pwrite(fd, bounce.data() + done, bytes - done, static_cast<off_t>(offset + done));
+          ::pwrite(fd, bounce.data() + done, aligned - done, static_cast<off_t>(offset + done));
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && errno == EINVAL && offset + done == 0) {
         *unsupported = true;  // a file system that takes the flag but not the I/O
@@ -105,30 +127,24 @@ Status WriteDirect(int fd, Parts parts, uint64_t total, std::string_view what, b
       if (n <= 0) return ErrnoStatus("write", what, n < 0 ? errno : EIO);
       done += static_cast<size_t>(n);
     }
-    offset += bytes;
-    return Status::Ok();
-  };
-  for (const auto& part : parts) {
-    size_t used = 0;
-    while (used < part.size()) {
-      const size_t n = std::min(part.size() - used, bounce.size() - fill);
-      std::memcpy(bounce.data() + fill, part.data() + used, n);
-      fill += n;
-      used += n;
-      if (fill == bounce.size()) {
-        XET_RETURN_IF_ERROR(flush(fill));
-        if (*unsupported) return Status::Ok();
-        fill = 0;
-      }
+    offset += aligned;
+    if (aligned < bounce.size()) {  // the end: the unaligned tail goes buffered
+      if (::fcntl(fd, F_SETFL, flags) != 0) return ErrnoStatus("fcntl", what, errno);
+      return PwriteAll(fd, bounce.span().subspan(aligned, fill - aligned), offset, what);
     }
-  }
-  const size_t aligned = fill - fill % kDirectAlign;
-  if (aligned > 0) {
-    XET_RETURN_IF_ERROR(flush(aligned));
-    if (*unsupported) return Status::Ok();
+    if (offset == total) break;
   }
   if (::fcntl(fd, F_SETFL, flags) != 0) return ErrnoStatus("fcntl", what, errno);
-  return PwriteAll(fd, bounce.span().subspan(aligned, fill - aligned), offset, what);
+  return Status::Ok();
+}
+
+// Clears O_DIRECT again after WriteDirect found it unsupported.
+Status ClearDirect(int fd, std::string_view what) {
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_DIRECT) != 0) {
+    return ErrnoStatus("fcntl", what, errno);
+  }
+  return Status::Ok();
 }
 
 // Writes the concatenation of `parts` into the empty file `fd`.
@@ -137,14 +153,35 @@ Status WriteParts(int fd, Parts parts, std::string_view what) {
   for (const auto& part : parts) total += part.size();
   if (total >= kDirectWriteMinBytes) {
     bool unsupported = false;
-    XET_RETURN_IF_ERROR(WriteDirect(fd, parts, total, what, &unsupported));
+    XET_RETURN_IF_ERROR(WriteDirect(
+        fd, total,
+        [parts](uint64_t offset, std::span<uint8_t> out) {
+          return CopyFromParts(parts, offset, out);
+        },
+        what, &unsupported));
     if (!unsupported) return Status::Ok();
-    const int flags = ::fcntl(fd, F_GETFL);
-    if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_DIRECT) != 0) {
-      return ErrnoStatus("fcntl", what, errno);
-    }
+    XET_RETURN_IF_ERROR(ClearDirect(fd, what));
   }
   return WriteBuffered(fd, parts, what);
+}
+
+// Writes the `total` bytes `read` produces into the empty file `fd`, a piece at a time.
+Status WriteFrom(int fd, uint64_t total, const ObjectPieceReader& read, std::string_view what) {
+  if (total >= kDirectWriteMinBytes) {
+    bool unsupported = false;
+    XET_RETURN_IF_ERROR(WriteDirect(fd, total, read, what, &unsupported));
+    if (!unsupported) return Status::Ok();
+    XET_RETURN_IF_ERROR(ClearDirect(fd, what));
+  }
+  UninitializedBytes buffer(static_cast<size_t>(std::min<uint64_t>(total, kBounceBytes)));
+  for (uint64_t offset = 0; offset < total;) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(buffer.size(), total - offset));
+    const std::span<uint8_t> piece(buffer.data(), n);
+    XET_RETURN_IF_ERROR(read(offset, piece));
+    XET_RETURN_IF_ERROR(PwriteAll(fd, piece, offset, what));
+    offset += n;
+  }
+  return Status::Ok();
 }
 
 Status PreadAll(int fd, uint64_t offset, std::span<uint8_t> out, std::string_view what) {
@@ -287,6 +324,16 @@ Result<bool> LocalObjectStore::Put(std::string_view key, std::span<const uint8_t
 
 Result<bool> LocalObjectStore::PutParts(std::string_view key,
                                         std::span<const std::span<const uint8_t>> parts) {
+  return PutWith(key, [&](int fd) { return WriteParts(fd, parts, key); });
+}
+
+Result<bool> LocalObjectStore::PutFrom(std::string_view key, uint64_t size,
+                                       const ObjectPieceReader& read) {
+  return PutWith(key, [&](int fd) { return WriteFrom(fd, size, read, key); });
+}
+
+Result<bool> LocalObjectStore::PutWith(std::string_view key,
+                                       const std::function<Status(int fd)>& write) {
   XET_RETURN_IF_ERROR(ValidateObjectKey(key));
   const std::string final_path = root_ + "/" + std::string(key);
   struct stat st {};
@@ -316,7 +363,7 @@ Result<bool> LocalObjectStore::PutParts(std::string_view key,
     ::unlink(temp_path.c_str());
     return error;
   };
-  Status written = WriteParts(fd.get(), parts, key);
+  Status written = write(fd.get());
   if (!written.ok()) return drop_temp(written);
   if (::fsync(fd.get()) != 0) return drop_temp(ErrnoStatus("fsync", key, errno));
   if (fd.Reset() != 0) return drop_temp(ErrnoStatus("close", key, errno));

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -30,6 +31,9 @@
 
 namespace xet {
 
+// Fills `out` with the bytes of an object starting at `offset`; an error stops the copy.
+using ObjectPieceReader = std::function<Status(uint64_t offset, std::span<uint8_t> out)>;
+
 class LocalObjectStore final : public ObjectStore {
  public:
   // Creates `root` if missing and removes leftover temporary files under it.
@@ -38,6 +42,11 @@ class LocalObjectStore final : public ObjectStore {
   Result<bool> Put(std::string_view key, std::span<const uint8_t> data) override;
   Result<bool> PutParts(std::string_view key,
                         std::span<const std::span<const uint8_t>> parts) override;
+  // Put of an object of `size` bytes that `read` produces a piece of at most 4 MiB at a
+  // time, in ascending order (from the start again if the file system refuses direct I/O):
+  // for copying an object from another store without holding it whole in memory. An error
+  // from `read` fails the Put like a write error (nothing is left behind).
+  Result<bool> PutFrom(std::string_view key, uint64_t size, const ObjectPieceReader& read);
   Result<uint64_t> Size(std::string_view key) override;
   Status ReadRange(std::string_view key, uint64_t offset, std::span<uint8_t> out) override;
   Result<std::vector<uint8_t>> Get(std::string_view key) override;
@@ -51,6 +60,8 @@ class LocalObjectStore final : public ObjectStore {
  private:
   LocalObjectStore(std::string root, uint64_t nonce) : root_(std::move(root)), nonce_(nonce) {}
 
+  // The Put steps around `write`, which fills the empty temporary file `fd`.
+  Result<bool> PutWith(std::string_view key, const std::function<Status(int fd)>& write);
   // Creates every directory from root_ down to `rel_dir` ("" = root_) and makes each entry
   // durable in its parent (once per directory per store instance).
   Status EnsureDurableDir(const std::string& rel_dir);
