@@ -71,6 +71,9 @@ std::optional<std::vector<uint8_t>> Base64UrlDecode(std::string_view text) {
                                 static_cast<int>(std_b64.size()));
   if (n < 0) return std::nullopt;
   out.resize(static_cast<size_t>(n) - pad);  // EVP_DecodeBlock counts padding as zero bytes
+  // One text per byte string: a last character whose unused low bits are set decodes to the
+  // same bytes as the canonical one, which would let a token be altered and still verify.
+  if (Base64UrlEncode(out) != text) return std::nullopt;
   return out;
 }
 

@@ -26,7 +26,9 @@ Hmac256 HmacSha256(std::span<const uint8_t> key, std::string_view message);
 bool ConstantTimeEqual(std::span<const uint8_t> a, std::span<const uint8_t> b);
 
 std::string Base64UrlEncode(std::span<const uint8_t> bytes);
-// nullopt on characters outside the base64url alphabet or an impossible length.
+// Unpadded base64url. Decode returns nullopt on characters outside the alphabet, an impossible
+// length, or a non-canonical text (unused trailing bits set, padding present): every byte
+// string has exactly one accepted text, so a changed token never decodes to the same bytes.
 std::optional<std::vector<uint8_t>> Base64UrlDecode(std::string_view text);
 
 inline std::span<const uint8_t> AsBytes(std::string_view s) {
