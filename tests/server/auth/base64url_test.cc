@@ -1,13 +1,11 @@
-// A CAS token is accepted only exactly as minted: any one-character change is refused, which
-// needs base64url decoding to accept a single text per byte string (RFC 4648 §3.5).
+// Base64url without padding (RFC 4648 §5): the test vectors, and one accepted text per byte
+// string (§3.5), which keeps a changed CAS token from decoding to the same MAC.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "server/auth/crypto_util.h"
-#include "server/auth/token_service.h"
-#include "support/temp_dir.h"
 
 namespace xet {
 namespace {
@@ -59,47 +57,6 @@ TEST(Base64UrlTest, EveryLengthRoundTripsAndEveryOtherLastCharacterIsRefused) {
       const auto decoded = Base64UrlDecode(other);
       EXPECT_TRUE(!decoded || *decoded != bytes) << n << " " << other;
     }
-  }
-}
-
-class CasTokenTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    auto index = OpenSqliteIndex(dir_.path() + "/index.sqlite");
-    ASSERT_TRUE(index.ok()) << index.status().ToString();
-    index_ = std::move(*index);
-    tokens_ = std::make_unique<TokenService>(
-        *index_, secret_, [] { return kNow; }, 10);
-    auto user = tokens_->CreateUserToken("t", Permission::kWrite, {"ns/b"}, 0);
-    ASSERT_TRUE(user.ok()) << user.status().ToString();
-    user_id_ = user->record.id;
-  }
-
-  static constexpr int64_t kNow = 1'700'000'000;
-  testing::TempDir dir_;
-  std::vector<uint8_t> secret_ = std::vector<uint8_t>(32, 9);
-  std::unique_ptr<Index> index_;
-  std::unique_ptr<TokenService> tokens_;
-  std::string user_id_;
-};
-
-TEST_F(CasTokenTest, EveryOneCharacterChangeIsRefused) {
-  // Every position of one token; the end of the MAC (where base64 has unused bits) of several
-  // more, so that MACs ending in many different characters are covered.
-  for (int i = 0; i < 32; ++i) {
-    const std::string cas =
-        tokens_->MintCasToken(user_id_, Permission::kWrite, "ns/b", kNow + 3600 + i);
-    ASSERT_TRUE(tokens_->AuthenticateToken(cas).ok()) << cas;
-    for (size_t pos = i == 0 ? 0 : cas.size() - 3; pos < cas.size(); ++pos) {
-      for (char c : std::string(kAlphabet) + ".") {
-        if (c == cas[pos]) continue;
-        std::string changed = cas;
-        changed[pos] = c;
-        EXPECT_FALSE(tokens_->AuthenticateToken(changed).ok()) << cas << " -> " << changed;
-      }
-    }
-    EXPECT_FALSE(tokens_->AuthenticateToken(cas + "A").ok());
-    EXPECT_FALSE(tokens_->AuthenticateToken(cas.substr(0, cas.size() - 1)).ok());
   }
 }
 

@@ -1,6 +1,8 @@
-// CAS tokens stop working once the user token they were minted for is revoked or expires,
-// within the revocation refresh interval and without an Index read per check. A real
-// SQLite index; time is an injected clock.
+// CAS tokens: accepted only exactly as minted, and refused once the user token they were
+// minted for is revoked or expires, within the revocation refresh interval and without an
+// Index read per check. A real SQLite index; time is an injected clock.
+#include "server/auth/token_service.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -8,7 +10,6 @@
 #include <vector>
 
 #include "server/auth/revocation_list.h"
-#include "server/auth/token_service.h"
 #include "support/temp_dir.h"
 
 namespace xet {
@@ -17,7 +18,7 @@ namespace {
 constexpr int64_t kRefresh = 10;
 constexpr int64_t kStart = 1'700'000'000;
 
-class TokenRevocationTest : public ::testing::Test {
+class TokenServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
     auto index = OpenSqliteIndex(dir_.path() + "/index.sqlite");
@@ -44,6 +45,32 @@ class TokenRevocationTest : public ::testing::Test {
   std::unique_ptr<Index> index_;
   std::unique_ptr<TokenService> tokens_;
 };
+
+class TokenRevocationTest : public TokenServiceTest {};
+class CasTokenTest : public TokenServiceTest {};
+
+TEST_F(CasTokenTest, EveryOneCharacterChangeIsRefused) {
+  auto user = tokens_->CreateUserToken("w", Permission::kWrite, {"ns/b"}, 0);
+  ASSERT_TRUE(user.ok()) << user.status().ToString();
+  const std::string alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.";
+  // Every position of one token; the end of the MAC (where base64 has unused bits) of several
+  // more, so that MACs ending in many different characters are covered.
+  for (int i = 0; i < 32; ++i) {
+    const std::string cas =
+        tokens_->MintCasToken(user->record.id, Permission::kWrite, "ns/b", kStart + 3600 + i);
+    ASSERT_TRUE(Check(cas).ok()) << cas;
+    for (size_t pos = i == 0 ? 0 : cas.size() - 3; pos < cas.size(); ++pos) {
+      for (char c : alphabet) {
+        if (c == cas[pos]) continue;
+        std::string changed = cas;
+        changed[pos] = c;
+        EXPECT_FALSE(Check(changed).ok()) << cas << " -> " << changed;
+      }
+    }
+    EXPECT_FALSE(Check(cas + "A").ok());
+    EXPECT_FALSE(Check(cas.substr(0, cas.size() - 1)).ok());
+  }
+}
 
 TEST_F(TokenRevocationTest, RevokedUserTokenStopsItsCasTokensAfterTheRefresh) {
   auto [user, cas] = UserAndCasToken();
