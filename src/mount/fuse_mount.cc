@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "common/huge_pages.h"
 #include "mount/bucket_fs.h"
 
 namespace xet {
@@ -262,8 +263,15 @@ void OnCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
 }
 
 void OnRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
-  thread_local std::vector<uint8_t> buf;
-  if (buf.size() < size) buf.resize(size);
+  // Each worker thread's reply buffer, in its own huge-page mapping: the threads stay for the
+  // mount's life (idle threads = max threads), and a fresh 1 MiB buffer faulted in 4 KiB
+  // pages was a tenth of the faults of a cold sequential read.
+  thread_local PageAlignedBuffer buf;
+  if (buf.size() < size) buf = PageAlignedBuffer(size);
+  if (buf.data() == nullptr) {
+    fuse_reply_err(req, ENOMEM);
+    return;
+  }
   size_t n = 0;
   if (int err = Fs(req).Read(fi->fh, static_cast<uint64_t>(off), {buf.data(), size}, &n);
       err != 0) {
@@ -520,7 +528,8 @@ Status FuseMount::Serve(BucketFs& fs) {
   }
   fuse_loop_config* config = fuse_loop_cfg_create();
   fuse_loop_cfg_set_max_threads(config, 16);
-  fuse_loop_cfg_set_idle_threads(config, 8);
+  // As many idle threads as threads: a worker, once started, stays (with its read buffer).
+  fuse_loop_cfg_set_idle_threads(config, 16);
   const int rc = fuse_session_loop_mt(session_, config);
   fuse_loop_cfg_destroy(config);
   fuse_remove_signal_handlers(session_);

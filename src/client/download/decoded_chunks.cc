@@ -1,5 +1,7 @@
 #include "client/download/decoded_chunks.h"
 
+#include <sanitizer/asan_interface.h>  // no-op macros outside ASan builds
+
 #include <algorithm>
 #include <utility>
 
@@ -29,11 +31,25 @@ std::shared_ptr<DecodedChunk> NewDecodedChunk(uint32_t size) {
   return c;
 }
 
+void ChunkBufferPool::PoisonArena() {
+  if (arena_.data() != nullptr) ASAN_POISON_MEMORY_REGION(arena_.data(), arena_.size());
+}
+
+bool ChunkBufferPool::InArena(const uint8_t* p) const {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  const auto base = reinterpret_cast<uintptr_t>(arena_.data());
+  return arena_.data() != nullptr && a >= base && a - base < arena_.size();
+}
+
 ChunkBufferPool::~ChunkBufferPool() {
   MutexLock lock(mu_);
   for (auto& [capacity, list] : free_) {
-    for (uint8_t* p : list) delete[] p;
+    for (uint8_t* p : list) {
+      ASAN_UNPOISON_MEMORY_REGION(p, capacity);
+      if (!InArena(p)) delete[] p;  // arena buffers go with its mapping
+    }
   }
+  if (arena_.data() != nullptr) ASAN_UNPOISON_MEMORY_REGION(arena_.data(), arena_.size());
 }
 
 std::shared_ptr<DecodedChunk> ChunkBufferPool::NewChunk(uint32_t size) {
@@ -50,7 +66,14 @@ std::shared_ptr<DecodedChunk> ChunkBufferPool::NewChunk(uint32_t size) {
       data = it->second.back();
       it->second.pop_back();
       free_bytes_ -= c;
+      if (!InArena(data)) heap_free_bytes_ -= c;
       capacity = c;
+      ASAN_UNPOISON_MEMORY_REGION(data, c);
+    }
+    if (data == nullptr && capacity <= arena_.size() - arena_used_) {
+      data = arena_.data() + arena_used_;
+      arena_used_ += capacity;
+      ASAN_UNPOISON_MEMORY_REGION(data, capacity);
     }
   }
   if (data == nullptr) data = new uint8_t[capacity];
@@ -65,9 +88,12 @@ std::shared_ptr<DecodedChunk> ChunkBufferPool::NewChunk(uint32_t size) {
 void ChunkBufferPool::Give(uint8_t* data, uint32_t capacity) {
   {
     MutexLock lock(mu_);
-    if (free_bytes_ + capacity <= max_free_bytes_) {
+    const bool from_arena = InArena(data);
+    if (from_arena || heap_free_bytes_ + capacity <= max_free_bytes_) {
+      ASAN_POISON_MEMORY_REGION(data, capacity);
       free_[capacity].push_back(data);
       free_bytes_ += capacity;
+      if (!from_arena) heap_free_bytes_ += capacity;
       return;
     }
   }
@@ -77,6 +103,11 @@ void ChunkBufferPool::Give(uint8_t* data, uint32_t capacity) {
 uint64_t ChunkBufferPool::free_bytes() const {
   MutexLock lock(mu_);
   return free_bytes_;
+}
+
+uint64_t ChunkBufferPool::arena_used_bytes() const {
+  MutexLock lock(mu_);
+  return arena_used_;
 }
 
 ChunkPtr DecodedChunks::Get(const ChunkKey& key, bool touch) {

@@ -68,8 +68,11 @@ class RangeReader::Impl {
         options_(std::move(options)),
         plans_([this](const Hash& f) { return source_->Reconstruct(f); },
                options_.plan_cache_entries, options_.plan_ttl, std::move(clock)),
+        // The arena covers the chunks held within memory_bytes plus the pool's free ones.
         buffers_(std::make_shared<ChunkBufferPool>(
-            std::clamp<uint64_t>(options_.memory_bytes / 8, 1u << 20, 16u << 20))),
+            std::clamp<uint64_t>(options_.memory_bytes / 8, 1u << 20, 16u << 20),
+            options_.memory_bytes +
+                std::clamp<uint64_t>(options_.memory_bytes / 8, 1u << 20, 16u << 20))),
         memory_(options_.memory_bytes) {
     if (!options_.chunk_cache_dir.empty()) {
       auto opened = ChunkCache::Open(options_.chunk_cache_dir, options_.chunk_cache_bytes);
@@ -143,28 +146,35 @@ class RangeReader::Impl {
   std::atomic<uint64_t> sequential_streams_{0};
 
  private:
-  // A ChunkCodec from the pool (LZ4 contexts are costly to create), returned when done.
-  class CodecLease {
+  // What one fetch or cache read works with, kept between uses (LZ4 contexts are costly to
+  // create; reused buffers are already faulted in).
+  struct FetchScratch {
+    ChunkCodec codec;
+    ChunkRecordStream records;
+    std::vector<uint8_t> disk_buffer;
+  };
+  // A FetchScratch from the pool, returned when done.
+  class ScratchLease {
    public:
-    explicit CodecLease(Impl& impl) : impl_(impl) {
-      MutexLock lock(impl_.codec_mu_);
-      if (!impl_.codecs_.empty()) {
-        codec_ = std::move(impl_.codecs_.back());
-        impl_.codecs_.pop_back();
+    explicit ScratchLease(Impl& impl) : impl_(impl) {
+      MutexLock lock(impl_.scratch_mu_);
+      if (!impl_.scratch_.empty()) {
+        scratch_ = std::move(impl_.scratch_.back());
+        impl_.scratch_.pop_back();
       }
-      if (!codec_) codec_ = std::make_unique<ChunkCodec>();
+      if (!scratch_) scratch_ = std::make_unique<FetchScratch>();
     }
-    ~CodecLease() {
-      MutexLock lock(impl_.codec_mu_);
-      impl_.codecs_.push_back(std::move(codec_));
+    ~ScratchLease() {
+      MutexLock lock(impl_.scratch_mu_);
+      impl_.scratch_.push_back(std::move(scratch_));
     }
-    CodecLease(const CodecLease&) = delete;
-    CodecLease& operator=(const CodecLease&) = delete;
-    ChunkCodec& operator*() { return *codec_; }
+    ScratchLease(const ScratchLease&) = delete;
+    ScratchLease& operator=(const ScratchLease&) = delete;
+    FetchScratch* operator->() { return scratch_.get(); }
 
    private:
     Impl& impl_;
-    std::unique_ptr<ChunkCodec> codec_;
+    std::unique_ptr<FetchScratch> scratch_;
   };
 
   void WorkerLoop() {
@@ -205,8 +215,8 @@ class RangeReader::Impl {
   Result<ChunkPtr> Decode(ChunkCodec& codec, uint32_t index, const ChunkRecord& r,
                           std::span<const uint8_t> payload);
 
-  Mutex codec_mu_;
-  std::vector<std::unique_ptr<ChunkCodec>> codecs_ GUARDED_BY(codec_mu_);
+  Mutex scratch_mu_;
+  std::vector<std::unique_ptr<FetchScratch>> scratch_ GUARDED_BY(scratch_mu_);
 
   Mutex mu_;
   CondVar cv_;  // a task was queued, or closing
@@ -230,10 +240,11 @@ bool RangeReader::Impl::LoadFromDisk(const Hash& xorb, uint32_t start, uint32_t 
   std::unique_ptr<ChunkCache::Reader> reader = disk_->OpenEntry(xorb, start, end);
   if (reader == nullptr) return false;
   const std::vector<ChunkInfo>& infos = reader->chunks();
-  ChunkRecordStream stream;
+  ScratchLease scratch(*this);
+  ChunkRecordStream& stream = scratch->records;
   stream.Reset(end - start, reader->records_bytes());
-  std::vector<uint8_t> buffer(std::min<uint64_t>(kDiskReadBytes, reader->records_bytes()));
-  CodecLease codec(*this);
+  std::vector<uint8_t>& buffer = scratch->disk_buffer;
+  buffer.resize(std::min<uint64_t>(kDiskReadBytes, reader->records_bytes()));
   bool enough = false;
   Status st = reader->ReadRecords(buffer, [&](std::span<const uint8_t> in) -> Status {
     return stream.Feed(
@@ -244,7 +255,7 @@ bool RangeReader::Impl::LoadFromDisk(const Hash& xorb, uint32_t start, uint32_t 
             return Status::Cancelled("read enough of the entry");
           }
           if (k < from) return Status::Ok();
-          XET_ASSIGN_OR_RETURN(ChunkPtr chunk, Decode(*codec, i, r, payload));
+          XET_ASSIGN_OR_RETURN(ChunkPtr chunk, Decode(scratch->codec, i, r, payload));
           if (infos[i] != ChunkInfo{ChunkHash(chunk->span()), chunk->size}) {
             return Status::Corruption("chunk cache entry differs from its chunk hashes");
           }
@@ -298,12 +309,12 @@ Status RangeReader::Impl::FetchRun(const FilePlan& plan, const FilePlan::Run& ru
     auto started = disk_->StartPut(xorb, net.first, net.end, range_bytes);
     if (started.ok()) cache_entry = std::move(*started);
   }
-  ChunkRecordStream stream;
+  ScratchLease scratch(*this);
+  ChunkRecordStream& stream = scratch->records;
   stream.Reset(net.end - net.first, range_bytes);
-  CodecLease codec(*this);
   const ChunkRecordStream::RecordFn on_record = [&](uint32_t i, const ChunkRecord& r,
                                                     std::span<const uint8_t> payload) -> Status {
-    XET_ASSIGN_OR_RETURN(ChunkPtr chunk, Decode(*codec, i, r, payload));
+    XET_ASSIGN_OR_RETURN(ChunkPtr chunk, Decode(scratch->codec, i, r, payload));
     if (cache_entry) infos.push_back({ChunkHash(chunk->span()), chunk->size});
     claims.Put(xorb, net.first + i, chunk);
     on_chunk(net.first + i, chunk);

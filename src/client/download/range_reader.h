@@ -18,7 +18,8 @@
 //     stored on disk only with `cache_sequential` (they are still read from it when there).
 //   - Memory: decoded chunks and read-ahead are held within `memory_bytes` in total (plus
 //     what the reads in progress hold: their own chunks, about one fetch run per fetch
-//     thread).
+//     thread). Chunk buffers come from an arena of about `memory_bytes` in huge pages
+//     (ChunkBufferPool), reserved at construction and resident once used, until destroyed.
 //   - Streams detect sequential access (reads starting within 32 read sizes, at least
 //     512 KiB, of where the stream's reads so far end: concurrent read-ahead requests
 //     arrive out of order) and read ahead on the fetch threads, the window

@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstdint>
+#include <cstring>
 #include <thread>
+#include <vector>
 
 namespace xet {
 namespace {
@@ -93,6 +96,43 @@ TEST(ChunkBufferPool, RecyclesBuffersWithinItsBound) {
   DecodedChunks held(10 * k);
   held.Put({H(1), 0}, pool->NewChunk(1));
   EXPECT_EQ(held.bytes(), 2 * k + 128u);
+}
+
+TEST(ChunkBufferPool, CarvesNewBuffersFromItsArenaAndKeepsThemAll) {
+  const uint32_t k = ChunkBufferPool::kClassBytes;
+  // An arena of 4 classes; heap buffers: none kept free.
+  auto pool = std::make_shared<ChunkBufferPool>(0, 4 * k);
+  std::vector<std::shared_ptr<DecodedChunk>> held;
+  held.push_back(pool->NewChunk(k));      // arena [0, k)
+  held.push_back(pool->NewChunk(2 * k));  // arena [k, 3k)
+  EXPECT_EQ(held[1]->data, held[0]->data + k);
+  EXPECT_EQ(pool->arena_used_bytes(), 3u * k);
+  held.push_back(pool->NewChunk(2 * k));  // does not fit the arena's last class: heap
+  EXPECT_EQ(pool->arena_used_bytes(), 3u * k);
+  const auto arena = reinterpret_cast<uintptr_t>(held[0]->data);
+  const auto heap = reinterpret_cast<uintptr_t>(held[2]->data);
+  EXPECT_TRUE(heap + held[2]->capacity <= arena || heap >= arena + 4 * k);
+  held.push_back(pool->NewChunk(k));  // the arena's last class
+  EXPECT_EQ(held[3]->data, held[0]->data + 3 * k);
+  EXPECT_EQ(pool->arena_used_bytes(), 4u * k);
+  // Writing every byte of every buffer is fine (ASan checks the unpoisoned extent).
+  for (auto& c : held) std::memset(c->data, 0xab, c->capacity);
+  const uint8_t* arena_two = held[1]->data;
+  held.clear();
+  // Arena buffers are all kept (a bound of 0 free bytes applies to heap buffers only).
+  EXPECT_EQ(pool->free_bytes(), 4u * k);
+  auto again = pool->NewChunk(2 * k);
+  EXPECT_EQ(again->data, arena_two);
+  EXPECT_EQ(pool->arena_used_bytes(), 4u * k);
+}
+
+TEST(ChunkBufferPool, WithoutAnArenaEveryBufferComesFromTheHeap) {
+  auto pool = std::make_shared<ChunkBufferPool>(0);
+  auto c = pool->NewChunk(100);
+  EXPECT_EQ(c->capacity, ChunkBufferPool::kClassBytes);
+  EXPECT_EQ(pool->arena_used_bytes(), 0u);
+  c.reset();
+  EXPECT_EQ(pool->free_bytes(), 0u);  // bound 0: freed at once
 }
 
 }  // namespace
