@@ -104,10 +104,16 @@ class BucketFs {
   int RemoveXattr(Ino ino, const std::string& name);
 
   // --- files
-  // Whether a descriptor opened with `flags` bypasses the kernel's page cache
-  // (FOPEN_DIRECT_IO): write-only ones do, so a large write is not copied into cache pages
-  // nobody reads (no mmap needs them: a shared writable mapping needs read access too).
-  static bool BypassesPageCache(int flags);
+  // Whether a descriptor opened with `flags` on a file of permission bits `mode` bypasses
+  // the kernel's page cache (FOPEN_DIRECT_IO): write-only ones do, so a large write is not
+  // copied into cache pages nobody reads (no mmap needs them: a shared writable mapping
+  // needs read access too), except on files with S_ISUID or S_ISGID. A write must clear
+  // those bits unless the writer has CAP_FSETID; the kernel does it (with a SETATTR) on its
+  // cached path only, and on the direct path leaves it to a write flag libfuse 3.14 does
+  // not pass on.
+  static bool BypassesPageCache(int flags, uint32_t mode);
+  // Whether open handle `fh` bypasses the page cache (as decided when it was opened).
+  bool HandleBypassesPageCache(uint64_t fh) const;
   // `keep_cache`: the kernel may keep its cached pages (the content did not change since
   // they were read).
   int Open(Ino ino, int flags, uint64_t* fh, bool* keep_cache);

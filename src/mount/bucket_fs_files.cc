@@ -1,6 +1,7 @@
 // BucketFs: file content. Opening, reading and writing files, staging, and the commits
 // that upload staged files and register them in one batch (mount/bucket_fs.h).
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -131,7 +132,14 @@ void BucketFs::MarkWritten(Ino ino, uint64_t size) {
   });
 }
 
-bool BucketFs::BypassesPageCache(int flags) { return (flags & O_ACCMODE) == O_WRONLY; }
+bool BucketFs::BypassesPageCache(int flags, uint32_t mode) {
+  return (flags & O_ACCMODE) == O_WRONLY && (mode & (S_ISUID | S_ISGID)) == 0;
+}
+
+bool BucketFs::HandleBypassesPageCache(uint64_t fh) const {
+  std::shared_ptr<Handle> h = HandleFor(fh);
+  return h != nullptr && h->direct;
+}
 
 int BucketFs::Open(Ino ino, int flags, uint64_t* fh, bool* keep_cache) {
   NodeAttr attr;
@@ -178,7 +186,7 @@ int BucketFs::Open(Ino ino, int flags, uint64_t* fh, bool* keep_cache) {
   auto h = std::make_shared<Handle>();
   h->state = st;
   h->flags = flags;
-  h->direct = BypassesPageCache(flags);
+  h->direct = BypassesPageCache(flags, attr.mode);
   h->wrote = truncated;
   {
     MutexLock lock(st->mu);

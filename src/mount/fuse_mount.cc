@@ -235,7 +235,7 @@ void OnOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   }
   fi->fh = fh;
   fi->keep_cache = keep_cache ? 1 : 0;
-  fi->direct_io = BucketFs::BypassesPageCache(fi->flags) ? 1 : 0;
+  fi->direct_io = Fs(req).HandleBypassesPageCache(fh) ? 1 : 0;
   fuse_reply_open(req, fi);
 }
 
@@ -252,7 +252,7 @@ void OnCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
     return;
   }
   fi->fh = fh;
-  fi->direct_io = BucketFs::BypassesPageCache(fi->flags) ? 1 : 0;
+  fi->direct_io = Fs(req).HandleBypassesPageCache(fh) ? 1 : 0;
   fuse_entry_param e{};
   e.ino = ino;
   e.generation = 1;

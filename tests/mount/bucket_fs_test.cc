@@ -106,6 +106,17 @@ class BucketFsTest : public testing::BucketFsFixture {
   }
 };
 
+TEST(BucketFsPageCache, OnlyWriteOnlyDescriptorsOfFilesWithoutSetIdBitsBypassIt) {
+  EXPECT_TRUE(BucketFs::BypassesPageCache(O_WRONLY, 0644));
+  EXPECT_TRUE(BucketFs::BypassesPageCache(O_WRONLY | O_TRUNC, 0777));
+  EXPECT_FALSE(BucketFs::BypassesPageCache(O_RDWR, 0644));
+  EXPECT_FALSE(BucketFs::BypassesPageCache(O_RDONLY, 0644));
+  // The kernel clears S_ISUID/S_ISGID on a write only on its cached path.
+  EXPECT_FALSE(BucketFs::BypassesPageCache(O_WRONLY, 04755));
+  EXPECT_FALSE(BucketFs::BypassesPageCache(O_WRONLY, 02775));
+  EXPECT_FALSE(BucketFs::BypassesPageCache(O_WRONLY, 06777));
+}
+
 TEST_F(BucketFsTest, ClosedFilesAreCommittedAndReadBack) {
   const Ino a = WriteFile(kRootIno, "a.txt", "hello");
   const Ino b = WriteFile(kRootIno, "empty", "");

@@ -652,6 +652,32 @@ def chown_nonroot_clears_suid(t):
 
 
 @case
+def write_by_another_user_clears_suid_sgid(t):
+    # Write-only descriptors take the mount's direct path (no page cache), where the kernel
+    # leaves the clearing of the bits to the file system: both paths must clear them.
+    t.need_drop()
+    for flags, how in ((os.O_WRONLY, "O_WRONLY"), (os.O_RDWR, "O_RDWR")):
+        for bits in (0o4777, 0o2777, 0o6777):
+            f = t.mkfile("f-%s-%o" % (how, bits))
+            os.chmod(f, bits)
+
+            def write(f=f, flags=flags):
+                fd = os.open(f, flags)
+                try:
+                    os.write(fd, b"x")
+                    return stat.S_IMODE(os.fstat(fd).st_mode)
+                finally:
+                    os.close(fd)
+
+            got = t.user_ok(write, "write through %s to a %04o file" % (how, bits))
+            if got is not None:
+                t.eq_mode(got, 0o777, "fstat after another user's write through %s to a %04o "
+                          "file" % (how, bits))
+            t.mode(f, 0o777, "S_ISUID/S_ISGID cleared by another user's write through %s to a "
+                   "%04o file" % (how, bits))
+
+
+@case
 def chown_nonroot_eperm(t):
     f = t.mkfile("f")
     os.chown(f, NOBODY, NOBODY)
