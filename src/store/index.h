@@ -166,9 +166,10 @@ class Index {
   // (IndexClockMs) when the row was last stored, registered or handed out:
   // - PutXorb stamps its xorb;
   // - CommitShard stamps its shard, its files, and every xorb its CAS section or its files'
-  //   terms name; it checks, in the transaction that registers the files, that each of
-  //   those xorbs is stored (InvalidArgument "xorb H is not stored" otherwise), so a file
-  //   never references a xorb that RetireXorbs removed;
+  //   terms name (PostgreSQL: unless that xorb's stamp is within the slack of the clock, which
+  //   IndexClockMs subtracts, so it counts as taken now); it checks, in the transaction that
+  //   registers the files, that each of those xorbs is stored (InvalidArgument "xorb H is not
+  //   stored" otherwise), so a file never references a xorb that RetireXorbs removed;
   // - FindXorbsWithChunk stamps the xorbs it answers whose stamp is older than
   //   kSeenStampRefreshMs (a dedup answer protects its xorbs for the grace period).
   // Retired objects: RetireXorbs/RetireShards remove the rows of what they retire and record
@@ -201,7 +202,9 @@ class Index {
   // row a stamp older than the cutoff protects. PostgreSQL: at most the start of the oldest
   // transaction in progress (stamps are taken while a transaction runs, before it commits;
   // the sessions must be visible in pg_stat_activity, i.e. of the same role or with
-  // pg_read_all_stats); SQLite: read by the single writer, after every write queued before.
+  // pg_read_all_stats), less the stamp slack CommitShard leaves stamps alone within, read
+  // after sleeping that slack (250 ms); SQLite: read by the single writer, after every write
+  // queued before.
   virtual Result<int64_t> IndexClockMs() = 0;
   // Every xorb, file (with its terms when `with_terms`) and shard row; stops at (and
   // returns) the first error `visit` returns.

@@ -9,7 +9,7 @@ namespace xet {
 namespace {
 
 // Append only: never edit a migration that has shipped.
-constexpr std::array<const char*, 3> kPgMigrations = {
+constexpr std::array<const char*, 4> kPgMigrations = {
     // 1: the whole index as of SQLite schema 3.
     R"sql(
 CREATE TABLE xorbs(
@@ -163,6 +163,72 @@ BEGIN
   END IF;
   INSERT INTO files(hash, size, terms, sha256, seen_at_ms)
   SELECT h, s, t, sh, (extract(epoch from clock_timestamp()) * 1000)::bigint
+  FROM unnest(p_files, p_sizes, p_terms, p_shas) AS u(h, s, t, sh)
+  ON CONFLICT(hash) DO UPDATE SET seen_at_ms = GREATEST(files.seen_at_ms, excluded.seen_at_ms);
+  INSERT INTO file_scopes(file_hash, scope)
+  SELECT h, p_scope FROM unnest(p_files) AS h ON CONFLICT DO NOTHING;
+  INSERT INTO xorb_scopes(xorb_hash, scope)
+  SELECT h, p_scope FROM unnest(p_xorbs) AS h ON CONFLICT DO NOTHING;
+  RETURN v_registered;
+END
+$fn$;
+)sql",
+    // 4: shard commits leave fresh xorb stamps alone. Migration 3 locked and stamped every
+    // xorb a shard names, so concurrent commits naming the same xorbs queued on those rows,
+    // each behind the previous one's WAL flush. Now a stamp newer than xet_stamp_slack_ms()
+    // is left as it is and its row neither locked nor written; an older one is locked and
+    // stamped as before. That is safe because PostgresIndex::IndexClockMs subtracts the
+    // same slack (postgres_operator_tools.cc): a stamp this function leaves alone is at
+    // least its clock - slack, which is at least the cutoff of any gc whose clock was read
+    // while it ran or before, and stamps only grow, so no retirement selects the row. The
+    // other statements are migration 3's, with one clock for the whole call.
+    R"sql(
+CREATE OR REPLACE FUNCTION xet_stamp_slack_ms() RETURNS BIGINT
+LANGUAGE sql IMMUTABLE AS 'SELECT 250::bigint';
+CREATE OR REPLACE FUNCTION xet_commit_shard(
+  p_shard BYTEA, p_shard_key TEXT, p_scope TEXT, p_created_at BIGINT, p_named BYTEA[],
+  p_files BYTEA[], p_sizes BIGINT[], p_terms BYTEA[], p_shas BYTEA[], p_xorbs BYTEA[])
+RETURNS BOOLEAN LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_missing BYTEA;
+  v_registered BOOLEAN;
+  v_now BIGINT := (extract(epoch from clock_timestamp()) * 1000)::bigint;
+  v_fresh BIGINT := v_now - xet_stamp_slack_ms();
+BEGIN
+  -- Set per connection (pg_connection.cc), but a pooler in transaction mode drops it.
+  IF current_setting('transaction_isolation') <> 'read committed' THEN
+    RAISE EXCEPTION USING ERRCODE = 'XS500',
+      MESSAGE = 'xet_commit_shard needs READ COMMITTED, not ' ||
+                current_setting('transaction_isolation') ||
+                ': set default_transaction_isolation for the role';
+  END IF;
+  -- The named xorbs with an old stamp, locked in hash order (the order every committer
+  -- shares) and stamped: one gc retired before this point is missing below, one it would
+  -- retire after sees the fresh stamp. The locks re-check the stamp on the newest version.
+  PERFORM 1 FROM xorbs WHERE hash = ANY(p_named) AND seen_at_ms < v_fresh
+  ORDER BY hash FOR NO KEY UPDATE;
+  UPDATE xorbs SET seen_at_ms = GREATEST(seen_at_ms, v_now)
+  WHERE hash = ANY(p_named) AND seen_at_ms < v_fresh;
+  SELECT u.h INTO v_missing FROM unnest(p_named) WITH ORDINALITY AS u(h, i)
+  WHERE NOT EXISTS(SELECT 1 FROM xorbs x WHERE x.hash = u.h) ORDER BY u.i LIMIT 1;
+  IF v_missing IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'XS400',
+      MESSAGE = 'xorb ' || xet_hash_hex(v_missing) || ' is not in the index';
+  END IF;
+  INSERT INTO shards(hash, scope, created_at, seen_at_ms)
+  VALUES(p_shard, p_scope, p_created_at, v_now)
+  ON CONFLICT DO NOTHING;
+  v_registered := FOUND;
+  IF NOT v_registered THEN
+    UPDATE shards SET seen_at_ms = GREATEST(seen_at_ms, v_now) WHERE hash = p_shard;
+  END IF;
+  -- After the shard row is inserted or locked: a retirement that committed first is seen.
+  IF EXISTS(SELECT 1 FROM gc_pending WHERE object_key = p_shard_key) THEN
+    RAISE EXCEPTION USING ERRCODE = 'XS503',
+      MESSAGE = p_shard_key || ' is being deleted by gc; retry';
+  END IF;
+  INSERT INTO files(hash, size, terms, sha256, seen_at_ms)
+  SELECT h, s, t, sh, v_now
   FROM unnest(p_files, p_sizes, p_terms, p_shas) AS u(h, s, t, sh)
   ON CONFLICT(hash) DO UPDATE SET seen_at_ms = GREATEST(files.seen_at_ms, excluded.seen_at_ms);
   INSERT INTO file_scopes(file_hash, scope)

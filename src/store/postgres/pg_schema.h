@@ -25,7 +25,8 @@
 //       "/" (store/bucket_keys.h); posix: the entry's "posix" JSON.
 //   gc_pending(object_key PRIMARY KEY, retired_at_ms)         index.h, "operator tools"
 // Functions: xet_commit_shard (PostgresIndex::CommitShard in one statement), xet_hash_hex
-// (Hash::ToHex, for its messages).
+// (Hash::ToHex, for its messages), xet_stamp_slack_ms (how old a xorb stamp may be before a
+// shard commit renews it; PostgresIndex::IndexClockMs subtracts it).
 #pragma once
 
 #include "common/status.h"

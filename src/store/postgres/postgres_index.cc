@@ -263,7 +263,7 @@ Result<ShardCommitResult> PostgresIndex::CommitShard(const ShardCommit& commit) 
     }
   }
   const int64_t now = static_cast<int64_t>(std::time(nullptr));
-  // One statement (pg_schema.cc, migration 3): the whole transaction in one round trip, in
+  // One statement (pg_schema.cc, migrations 3 and 4): the whole transaction in one round trip, in
   // an implicit transaction of its own (READ COMMITTED: pg_connection.cc). Retried after a
   // deadlock or a lost connection, which is safe even when the lost attempt did commit: the
   // commit is idempotent (the retry finds the shard registered: kAlreadyExisted).

@@ -14,7 +14,7 @@
 //     in hash order, so concurrent commits lock in the same order (a deadlock that slips
 //     through is retried). The xorb foreign keys make "every xorb a shard lists is stored"
 //     hold at commit, not just when it was checked. CommitShard is one statement, one round
-//     trip: the function xet_commit_shard (pg_schema.cc, migration 3) runs its steps.
+//     trip: the function xet_commit_shard (pg_schema.cc, migrations 3, 4) runs its steps.
 //   * ApplyBucketBatch, MoveBucket, DeleteBucket: READ COMMITTED, and the bucket's row is
 //     locked first (SELECT ... FOR UPDATE). Every writer of a bucket's entries holds that
 //     lock until it commits, so batches of one bucket run one after another and each

@@ -4,9 +4,10 @@
 // FOR UPDATE re-checks its WHERE clause on the newest version of a row it waited for), so
 // they serialize with the writers that keep a row alive:
 // - RetireXorbs locks the xorb rows whose stamp is old; PutXorb and CommitShard stamp xorbs
-//   with an UPDATE of the same rows: whichever locks first wins. A stamp that lands first
-//   makes the row fail the re-check (kept); a retirement that lands first leaves the stamping
-//   UPDATE no row (PutXorb: Unavailable, CommitShard: "xorb H is not in the index").
+//   with an UPDATE of the same rows (CommitShard only those older than the stamp slack, which
+//   IndexClockMs subtracts, so no cutoff reaches the others): whichever locks first wins. A stamp
+//   that lands first makes the row fail the re-check (kept); a retirement that lands first leaves
+//   the stamping UPDATE no row (PutXorb: Unavailable, CommitShard: "xorb H is not in the index").
 // - CollectFiles locks the file rows, then (FOR SHARE) the rows of the buckets whose scopes
 //   see those files. ApplyBucketBatch, MoveBucket and DeleteBucket lock their bucket's row
 //   FOR UPDATE before touching its entries, so no entry of those buckets can appear until
@@ -56,14 +57,19 @@ Status AddPendingDeletions(PgConnection& conn, const std::vector<std::string>& k
 
 Result<int64_t> PostgresIndex::IndexClockMs() {
   // A transaction in progress may already have stamped rows with its (earlier) clock and
-  // commit after this returns: the oldest such start bounds the value.
+  // commit after this returns: the oldest such start bounds the value. A shard commit also
+  // leaves stamps up to the slack old alone (pg_schema.cc, migration 4), so the slack is
+  // subtracted; sleeping it first keeps everything stamped before this call older than the
+  // value returned (with no grace, gc still frees what was let go just before it started).
+  XET_RETURN_IF_ERROR(
+      pool_->ExecOnce("SELECT pg_sleep(xet_stamp_slack_ms() / 1000.0)", PgParams()).status());
   XET_ASSIGN_OR_RETURN(
       PgResult r,
       pool_->ExecOnce(std::string("SELECT LEAST(") + kPgClockMsSql +
                           ", COALESCE((SELECT (extract(epoch from min(xact_start)) * 1000)::bigint "
                           "FROM pg_stat_activity WHERE xact_start IS NOT NULL "
                           "AND pid <> pg_backend_pid() AND datname = current_database()), " +
-                          kPgClockMsSql + "))",
+                          kPgClockMsSql + ")) - xet_stamp_slack_ms()",
                       PgParams()));
   return r.Int(0, 0);
 }

@@ -309,6 +309,61 @@ TEST_F(PostgresIndexTest, ShardCommitsSharingXorbsNeverDeadlock) {
   EXPECT_EQ(QueryInt("SELECT count(*) FROM shards"), kThreads * kPerThread);
 }
 
+// A shard commit leaves a xorb stamp newer than the slack alone (pg_schema.cc, migration 4)
+// and stamps an older one; a gc whose clock is read while that commit runs gets a cutoff no
+// later than the stamp left alone, so it retires neither xorb.
+TEST_F(PostgresIndexTest, CommitsLeaveFreshStampsAloneAndGcCutoffsStayBelowThem) {
+  auto index = Open();
+  ASSERT_NE(index, nullptr);
+  const XorbRecord fresh = MakeXorb(1), stale = MakeXorb(2);
+  ASSERT_TRUE(index->PutXorb(fresh, "ns/a").ok());
+  ASSERT_TRUE(index->PutXorb(stale, "ns/a").ok());
+  const std::string seen_of_fresh = "SELECT seen_at_ms FROM xorbs ORDER BY id LIMIT 1";
+  const std::vector<Hash> named = {fresh.hash, stale.hash};
+  auto conn = PgConnection::Connect(url_);
+  ASSERT_TRUE(conn.ok()) << conn.status().ToString();
+  // The fresh stamp sits 200 ms inside the slack: the commit must start within 200 ms of it
+  // to leave it alone, so a stalled machine gets a few tries.
+  bool left_alone = false;
+  int64_t fresh_seen = 0;
+  for (uint64_t attempt = 0; attempt < 5 && !left_alone; ++attempt) {
+    ASSERT_EQ(server_.Exec(db_,
+                           "UPDATE xorbs SET seen_at_ms = CASE WHEN id = (SELECT min(id) "
+                           "FROM xorbs) THEN (extract(epoch from clock_timestamp()) * "
+                           "1000)::bigint - xet_stamp_slack_ms() + 200 ELSE 5 END"),
+              "");
+    fresh_seen = QueryInt(seen_of_fresh);
+    ASSERT_TRUE((*conn)->ExecSimple("BEGIN").ok());
+    auto r = (*conn)->Exec(
+        "SELECT xet_commit_shard($1, 'shards/x', 'ns/a', 0, $2::bytea[], '{}', '{}', '{}', "
+        "'{}', '{}')",
+        PgParams().Hash(H(12, attempt)).HashArray(named));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    auto seen = (*conn)->Exec("SELECT seen_at_ms FROM xorbs ORDER BY id");
+    ASSERT_TRUE(seen.ok()) << seen.status().ToString();
+    EXPECT_GT(seen->Int(1, 0), 5);  // the stale stamp is always renewed
+    left_alone = seen->Int(0, 0) == fresh_seen;
+    if (!left_alone) {
+      ASSERT_TRUE((*conn)->ExecSimple("ROLLBACK").ok());
+    }
+  }
+  ASSERT_TRUE(left_alone) << "five commits in a row started over 200 ms after the stamp";
+  // The commit is still in progress: gc's clock, and so any cutoff, stays below its stamps.
+  auto cutoff = index->IndexClockMs();
+  ASSERT_TRUE(cutoff.ok()) << cutoff.status().ToString();
+  EXPECT_LE(*cutoff, fresh_seen);
+  ASSERT_TRUE((*conn)->ExecSimple("COMMIT").ok());
+  auto retired = index->RetireXorbs(named, *cutoff, false);
+  ASSERT_TRUE(retired.ok()) << retired.status().ToString();
+  EXPECT_TRUE(retired->empty());
+  EXPECT_TRUE(*index->HasXorb(fresh.hash));
+  EXPECT_TRUE(*index->HasXorb(stale.hash));
+  // Once the commit is over, gc's clock (read after sleeping the slack) passes both stamps.
+  auto later = index->IndexClockMs();
+  ASSERT_TRUE(later.ok()) << later.status().ToString();
+  EXPECT_GT(*later, QueryInt("SELECT max(seen_at_ms) FROM xorbs"));
+}
+
 // The commit function's gc checks need a snapshot per query: at another isolation level (a
 // pooler in transaction mode drops the connection's own SET) it refuses to run.
 TEST_F(PostgresIndexTest, TheCommitFunctionRefusesOtherIsolationLevels) {
