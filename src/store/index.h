@@ -34,6 +34,10 @@ struct ShardCommit {
   Scope scope;                    // the uploader's scope: files become visible to it
   std::vector<FileRecord> files;  // validated by the caller
   std::vector<Hash> xorbs;        // xorbs the shard lists in its CAS section (visibility)
+  // The uploader's read scopes. When non-empty, every xorb the shard names must be visible
+  // to one of them (XorbVisible), checked in the commit's transaction. Empty: no check
+  // (admins, and fsck re-registering a stored shard).
+  std::vector<Scope> visible_scopes = {};
 };
 
 enum class ShardCommitResult { kAlreadyExisted = 0, kRegistered = 1 };
@@ -74,7 +78,9 @@ class Index {
   // Registers a shard's files and xorb visibility for commit.scope. Files already known
   // keep their stored record (content addressing); visibility is added. Idempotent: a
   // shard hash already registered returns kAlreadyExisted (visibility is still ensured).
-  // InvalidArgument, registering nothing, if a xorb of commit.xorbs is not stored.
+  // InvalidArgument, registering nothing, if a xorb of commit.xorbs is not stored, or if a
+  // xorb the shard names is not visible to commit.visible_scopes (XorbNotUploaded's
+  // message, naming the first such xorb in hash order).
   virtual Result<ShardCommitResult> CommitShard(const ShardCommit& commit) = 0;
   virtual Result<std::optional<FileRecord>> GetFile(const Hash& file_hash) = 0;
   virtual Result<bool> FileVisible(const Hash& file_hash, std::span<const Scope> scopes) = 0;

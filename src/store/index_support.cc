@@ -45,6 +45,11 @@ std::vector<Hash> XorbsNamedBy(const ShardCommit& commit) {
   return SortedUniqueHashes(std::move(xorbs));
 }
 
+Status XorbNotUploaded(const Hash& xorb) {
+  return Status::InvalidArgument("references xorb " + xorb.ToHex() +
+                                 " which was not uploaded; upload xorbs before the shard");
+}
+
 int64_t WallClockMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())

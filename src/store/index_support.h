@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/status.h"
 #include "format/hash.h"
 #include "format/xorb.h"
 #include "store/index.h"
@@ -23,6 +24,11 @@ XorbRecord XorbRecordOf(const Hash& hash, const XorbChunkTable& table, uint64_t 
 
 // Every xorb `commit` names: its CAS section and its files' terms, each once, in hash order.
 std::vector<Hash> XorbsNamedBy(const ShardCommit& commit);
+
+// The refusal of a shard naming `xorb` when the uploader cannot see it (or it is not
+// stored): InvalidArgument "references xorb <hex> which was not uploaded; upload xorbs
+// before the shard". pg_schema.cc's xet_commit_shard raises the same text.
+Status XorbNotUploaded(const Hash& xorb);
 
 // `v` sorted by bytes, duplicates removed.
 std::vector<Hash> SortedUniqueHashes(std::vector<Hash> v);

@@ -7,12 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "store/index.h"
 #include "store/index_mixed_workload.h"
+#include "store/index_support.h"
 #include "store/index_test_records.h"
 
 namespace xet::testing::index_test {
@@ -135,6 +137,41 @@ TEST_P(IndexContract, CommitShardWithUnknownXorbFailsWhole) {
   ASSERT_TRUE(index_->PutXorb(MakeXorb(1), "ns/a").ok());
   EXPECT_EQ(*index_->CommitShard({H(6, 1), "ns/a", {f}, {H(1, 1)}}),
             ShardCommitResult::kRegistered);
+}
+
+TEST_P(IndexContract, CommitShardChecksTheUploadersVisibility) {
+  XorbRecord x1 = MakeXorb(1), x2 = MakeXorb(2);
+  ASSERT_TRUE(index_->PutXorb(x1, "ns/a").ok());
+  ASSERT_TRUE(index_->PutXorb(x2, "ns/a").ok());
+  FileRecord f = MakeFile(1, {x1.hash, x2.hash});
+  ShardCommit c{H(6, 1), "ns/b", {f}, {}};
+  c.visible_scopes = {"ns/b", "ns/c"};
+  auto r = index_->CommitShard(c);
+  EXPECT_EQ(r.status().code(), Code::kInvalidArgument) << r.status().ToString();
+  // Named: the first of the shard's xorbs in hash order.
+  const Hash first =
+      std::memcmp(x1.hash.data(), x2.hash.data(), Hash::kSize) < 0 ? x1.hash : x2.hash;
+  EXPECT_NE(r.status().message().find("references xorb " + first.ToHex() +
+                                      " which was not uploaded; upload xorbs before the shard"),
+            std::string::npos)
+      << r.status().ToString();
+  EXPECT_FALSE(index_->GetFile(f.file_hash)->has_value());
+  EXPECT_FALSE(*index_->FileVisible(f.file_hash, S({"ns/b"})));
+
+  // One xorb visible is not enough.
+  ASSERT_TRUE(index_->PutXorb(x1, "ns/c").ok());
+  r = index_->CommitShard(c);
+  EXPECT_NE(r.status().message().find("references xorb " + x2.hash.ToHex()), std::string::npos)
+      << r.status().ToString();
+  EXPECT_FALSE(index_->GetFile(f.file_hash)->has_value());
+
+  // Any one of the scopes may see each xorb.
+  c.visible_scopes = {"ns/c", "ns/a"};
+  EXPECT_EQ(*index_->CommitShard(c), ShardCommitResult::kRegistered);
+  EXPECT_TRUE(*index_->FileVisible(f.file_hash, S({"ns/b"})));
+  // No scopes: no check (admins, fsck).
+  ShardCommit d{H(6, 2), "ns/d", {MakeFile(2, {x2.hash})}, {}};
+  EXPECT_EQ(*index_->CommitShard(d), ShardCommitResult::kRegistered);
 }
 
 TEST_P(IndexContract, FindXorbsWithChunkScopingOrderAndLimit) {

@@ -106,6 +106,7 @@ CasService::CasService(CasServiceConfig config, Index& index, ObjectStore& objec
       own_metrics_(metrics ? nullptr : std::make_unique<Metrics>()),
       counters_(std::make_unique<Counters>(metrics ? *metrics : *own_metrics_)),
       xorb_cache_(index, config_.xorb_cache_bytes),
+      visible_xorbs_(config_.visible_xorb_cache_entries),
       file_cache_(index, config_.file_cache_bytes),
       plan_cache_(config_.plan_cache_bytes),
       answer_cache_(config_.answer_cache_bytes, config_.transfer_url_ttl_s * 3 / 4),
@@ -230,6 +231,7 @@ HttpResponse CasService::UploadShard(const HttpRequest& req, const RouteParams&)
   opts.visible_scopes = principal->read_scopes();
   opts.scope = *scope;
   opts.xorb_records = &xorb_cache_;
+  opts.visible_xorbs = &visible_xorbs_;
   auto result = IngestShard(BodyBytes(req), opts, index_, objects_);
   CountShard(result);
   if (!result.ok()) return UploadError(result.status());
@@ -255,6 +257,8 @@ HttpResponse CasService::UploadShardStreaming(const HttpRequest& req, const Rout
     opts.visible_scopes = p.read_scopes();
     opts.scope = sc;
     opts.xorb_records = &xorb_cache_;
+    opts.visible_xorbs = &visible_xorbs_;
+    opts.visible_xorbs = &visible_xorbs_;
     opts.progress = [&](size_t v, size_t t) {
       verified.store(v, std::memory_order_relaxed);
       total.store(t, std::memory_order_relaxed);

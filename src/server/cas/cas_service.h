@@ -17,6 +17,7 @@
 #include "server/cache/file_record_cache.h"
 #include "server/cache/recent_xorb_cache.h"
 #include "server/cache/record_lru.h"
+#include "server/cache/visible_xorb_cache.h"
 #include "server/cache/xorb_record_cache.h"
 #include "server/cas/reconstruction.h"
 #include "server/cas/shard_ingest.h"
@@ -45,6 +46,9 @@ struct CasServiceConfig {
   // Memory for the chunk data of recently uploaded xorbs (server/cache/recent_xorb_cache.h), from
   // which transfer GETs are answered before the object store is read; 0 = off.
   size_t recent_xorb_cache_bytes = 256 << 20;
+  // Xorbs remembered as visible to an uploader's scopes (server/cache/visible_xorb_cache.h),
+  // so a shard upload skips that index lookup; 0 = off.
+  size_t visible_xorb_cache_entries = 65536;
 };
 
 class CasService {
@@ -112,6 +116,7 @@ class CasService {
   std::unique_ptr<Metrics> own_metrics_;  // when the caller passed none
   std::unique_ptr<Counters> counters_;
   XorbRecordCache xorb_cache_;
+  VisibleXorbCache visible_xorbs_;
   FileRecordCache file_cache_;
   RecordLru<WholeFilePlan> plan_cache_;
   AnswerCache answer_cache_;

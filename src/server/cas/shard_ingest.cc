@@ -9,6 +9,7 @@
 #include "format/sha256.h"
 #include "format/shard_parser.h"
 #include "format/shard_validation.h"
+#include "store/index_support.h"
 
 namespace xet {
 namespace {
@@ -18,46 +19,68 @@ std::string TermContext(size_t file, const Hash& file_hash, size_t term) {
          std::to_string(term);
 }
 
-// The chunk tables of every xorb a shard references, loaded before any term is checked:
-// visibility from the index in one lookup, the records from the shared cache when there
-// is one.
+// The xorbs a shard references: their visibility to the uploader, then their chunk tables,
+// loaded before any term is checked.
 class ReferencedXorbs {
  public:
-  static Result<ReferencedXorbs> Load(const Shard& shard, Index& index,
-                                      std::span<const Scope> scopes, XorbRecordCache* shared) {
-    // Distinct hashes, in order of first use.
-    std::vector<Hash> hashes;
-    std::unordered_map<Hash, std::shared_ptr<const XorbRecord>> records;
+  // The distinct xorbs `shard` references, in order of first use (terms, then CAS infos).
+  explicit ReferencedXorbs(const Shard& shard) {
     auto note = [&](const Hash& h) {
-      if (records.emplace(h, nullptr).second) hashes.push_back(h);
+      if (records_.emplace(h, nullptr).second) hashes_.push_back(h);
     };
     for (const FileInfo& f : shard.files) {
       for (const FileDataSequenceEntry& t : f.terms) note(t.cas_hash);
     }
     for (const CasInfo& cas : shard.cas_infos) note(cas.cas_hash);
-
-    XET_ASSIGN_OR_RETURN(std::vector<bool> visible, index.XorbsVisible(hashes, scopes));
-    for (size_t i = 0; i < hashes.size(); ++i) {
-      std::shared_ptr<const XorbRecord> rec;
-      if (visible[i]) {
-        XET_ASSIGN_OR_RETURN(rec, Read(hashes[i], index, shared));
-      }
-      if (rec == nullptr) {
-        return Status::InvalidArgument("references xorb " + hashes[i].ToHex() +
-                                       " which was not uploaded; upload xorbs before the shard");
-      }
-      records[hashes[i]] = std::move(rec);
-    }
-    return ReferencedXorbs(std::move(records));
   }
 
-  // A xorb the shard references (its record is loaded).
+  // Checks that every xorb is visible to `scopes`: from `cache` where it holds the answer
+  // (may be null), from the index in one lookup for the rest (whose positive answers enter
+  // the cache). XorbNotUploaded for the first that is not.
+  Status CheckVisible(Index& index, std::span<const Scope> scopes, VisibleXorbCache* cache) {
+    std::vector<Hash> asked;
+    for (const Hash& h : hashes_) {
+      if (cache != nullptr && cache->Contains(h, scopes)) {
+        used_cache_ = true;
+      } else {
+        asked.push_back(h);
+      }
+    }
+    if (asked.empty()) return Status::Ok();
+    XET_ASSIGN_OR_RETURN(std::vector<bool> visible, index.XorbsVisible(asked, scopes));
+    for (size_t i = 0; i < asked.size(); ++i) {
+      if (!visible[i]) return XorbNotUploaded(asked[i]);
+      if (cache != nullptr) cache->Insert(asked[i], scopes);
+    }
+    return Status::Ok();
+  }
+
+  // Loads every chunk table, from the shared cache when there is one (may be null).
+  Status LoadRecords(Index& index, XorbRecordCache* shared) {
+    for (const Hash& h : hashes_) {
+      XET_ASSIGN_OR_RETURN(std::shared_ptr<const XorbRecord> rec, Read(h, index, shared));
+      if (rec == nullptr) return XorbNotUploaded(h);
+      records_[h] = std::move(rec);
+    }
+    return Status::Ok();
+  }
+
+  // `error`, a refusal of the shard, as the index alone would decide it: answers from the
+  // visibility cache may be stale, and a shard naming a xorb its uploader cannot see is
+  // refused for that first (the first such in order of first use), whatever else is wrong.
+  Status Refusal(Status error, Index& index, std::span<const Scope> scopes) const {
+    if (!used_cache_ || error.code() != Status::Code::kInvalidArgument) return error;
+    XET_ASSIGN_OR_RETURN(std::vector<bool> visible, index.XorbsVisible(hashes_, scopes));
+    for (size_t i = 0; i < hashes_.size(); ++i) {
+      if (!visible[i]) return XorbNotUploaded(hashes_[i]);
+    }
+    return error;
+  }
+
+  // A xorb the shard references (LoadRecords succeeded).
   const XorbRecord& Get(const Hash& hash) const { return *records_.at(hash); }
 
  private:
-  explicit ReferencedXorbs(std::unordered_map<Hash, std::shared_ptr<const XorbRecord>> records)
-      : records_(std::move(records)) {}
-
   // The record, or nullptr when the xorb is unknown.
   static Result<std::shared_ptr<const XorbRecord>> Read(const Hash& hash, Index& index,
                                                         XorbRecordCache* shared) {
@@ -67,7 +90,9 @@ class ReferencedXorbs {
     return std::make_shared<const XorbRecord>(std::move(*rec));
   }
 
+  std::vector<Hash> hashes_;
   std::unordered_map<Hash, std::shared_ptr<const XorbRecord>> records_;
+  bool used_cache_ = false;
 };
 
 uint32_t ChunkSize(const XorbRecord& x, size_t i) {
@@ -96,23 +121,17 @@ Status CheckCasInfo(const CasInfo& cas, const XorbRecord& x) {
   return Status::Ok();
 }
 
-}  // namespace
-
-Result<ShardIngestResult> IngestShard(std::span<const uint8_t> body,
-                                      const ShardIngestOptions& options, Index& index,
-                                      ObjectStore& objects) {
-  XET_ASSIGN_OR_RETURN(Shard shard, ParseShard(body));
-  XET_RETURN_IF_ERROR(ValidateUploadShard(shard));
-
-  XET_ASSIGN_OR_RETURN(
-      ReferencedXorbs xorbs,
-      ReferencedXorbs::Load(shard, index, options.visible_scopes, options.xorb_records));
+// The files and CAS infos of `shard` checked against the loaded chunk tables: what
+// CommitShard registers (without the shard hash).
+Result<ShardCommit> VerifiedCommit(const Shard& shard, const ReferencedXorbs& xorbs,
+                                   const ShardIngestOptions& options) {
   size_t total_terms = 0;
   for (const FileInfo& f : shard.files) total_terms += f.terms.size();
   size_t verified_terms = 0;
 
   ShardCommit commit;
   commit.scope = options.scope;
+  commit.visible_scopes.assign(options.visible_scopes.begin(), options.visible_scopes.end());
   commit.files.reserve(shard.files.size());
   std::vector<ChunkInfo> file_chunks;
   std::vector<Hash> term_hashes;
@@ -166,12 +185,30 @@ Result<ShardIngestResult> IngestShard(std::span<const uint8_t> body,
     commit.xorbs.push_back(cas.cas_hash);
   }
 
-  commit.shard_hash = Hash::FromArray(Sha256Of(body));
-  XET_ASSIGN_OR_RETURN(bool stored, objects.Put(ShardKey(commit.shard_hash), body));
+  return commit;
+}
+
+}  // namespace
+
+Result<ShardIngestResult> IngestShard(std::span<const uint8_t> body,
+                                      const ShardIngestOptions& options, Index& index,
+                                      ObjectStore& objects) {
+  XET_ASSIGN_OR_RETURN(Shard shard, ParseShard(body));
+  XET_RETURN_IF_ERROR(ValidateUploadShard(shard));
+
+  ReferencedXorbs xorbs(shard);
+  Status loaded = xorbs.CheckVisible(index, options.visible_scopes, options.visible_xorbs);
+  if (loaded.ok()) loaded = xorbs.LoadRecords(index, options.xorb_records);
+  if (!loaded.ok()) return xorbs.Refusal(std::move(loaded), index, options.visible_scopes);
+  Result<ShardCommit> commit = VerifiedCommit(shard, xorbs, options);
+  if (!commit.ok()) return xorbs.Refusal(commit.status(), index, options.visible_scopes);
+
+  commit->shard_hash = Hash::FromArray(Sha256Of(body));
+  XET_ASSIGN_OR_RETURN(bool stored, objects.Put(ShardKey(commit->shard_hash), body));
   (void)stored;  // an identical shard may already be stored: content addressed
   ShardIngestResult result;
-  result.num_files = commit.files.size();
-  XET_ASSIGN_OR_RETURN(result.result, index.CommitShard(commit));
+  result.num_files = commit->files.size();
+  XET_ASSIGN_OR_RETURN(result.result, index.CommitShard(*commit));
   return result;
 }
 

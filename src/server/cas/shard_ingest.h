@@ -7,6 +7,7 @@
 #include <span>
 
 #include "common/result.h"
+#include "server/cache/visible_xorb_cache.h"
 #include "server/cache/xorb_record_cache.h"
 #include "store/index.h"
 #include "store/object_store.h"
@@ -22,9 +23,14 @@ struct ShardIngestOptions {
   // Called with (verified, total) as terms are verified; may be empty.
   std::function<void(size_t verified, size_t total)> progress;
   // Where the referenced xorbs' chunk tables are read (a cache shared across requests, over
-  // the same index); null reads each from the index once per shard. Existence and
-  // visibility are checked against the index either way.
+  // the same index); null reads each from the index once per shard. Existence is checked
+  // against the index either way.
   XorbRecordCache* xorb_records = nullptr;
+  // Positive visibility answers remembered across requests (may be null): a xorb found
+  // there is not looked up before validation. The index checks visibility again when it
+  // registers the shard (ShardCommit::visible_scopes), so a stale answer never lets a shard
+  // through; it costs the stored shard object of a refused upload.
+  VisibleXorbCache* visible_xorbs = nullptr;
 };
 
 struct ShardIngestResult {
@@ -41,8 +47,10 @@ struct ShardIngestResult {
 //   metadata-extension SHA-256 (if any) is kept;
 // - every CAS-info block describes a stored xorb exactly (chunk hashes, sizes, offsets).
 // Then stores the shard under ShardKey(SHA-256 of the body) and registers all files in
-// one Index::CommitShard transaction. InvalidArgument (400) with a message naming the
-// file/term on any validation failure; nothing is registered then.
+// one Index::CommitShard transaction, which checks visibility again. InvalidArgument (400)
+// with a message naming the file/term on any validation failure; nothing is registered
+// then. A shard naming a xorb its uploader cannot see is refused for that (naming the first
+// such xorb) whatever else is wrong with it.
 Result<ShardIngestResult> IngestShard(std::span<const uint8_t> body,
                                       const ShardIngestOptions& options, Index& index,
                                       ObjectStore& objects);

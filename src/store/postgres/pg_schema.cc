@@ -9,7 +9,7 @@ namespace xet {
 namespace {
 
 // Append only: never edit a migration that has shipped.
-constexpr std::array<const char*, 4> kPgMigrations = {
+constexpr std::array<const char*, 5> kPgMigrations = {
     // 1: the whole index as of SQLite schema 3.
     R"sql(
 CREATE TABLE xorbs(
@@ -236,6 +236,36 @@ BEGIN
   INSERT INTO xorb_scopes(xorb_hash, scope)
   SELECT h, p_scope FROM unnest(p_xorbs) AS h ON CONFLICT DO NOTHING;
   RETURN v_registered;
+END
+$fn$;
+)sql",
+    // 5: the uploader's visibility checked in the commit (index.h, ShardCommit::
+    // visible_scopes), so a node need not ask for it in a round trip of its own first
+    // (shard_ingest.cc). An overload: nodes still running the previous version keep calling
+    // migration 4's function during a rolling upgrade. Its message is XorbNotUploaded's
+    // (index_support.h); p_named is in hash order, so it names the first such xorb in it.
+    R"sql(
+CREATE OR REPLACE FUNCTION xet_commit_shard(
+  p_shard BYTEA, p_shard_key TEXT, p_scope TEXT, p_created_at BIGINT, p_named BYTEA[],
+  p_files BYTEA[], p_sizes BIGINT[], p_terms BYTEA[], p_shas BYTEA[], p_xorbs BYTEA[],
+  p_visible_scopes TEXT[])
+RETURNS BOOLEAN LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_invisible BYTEA;
+BEGIN
+  IF cardinality(p_visible_scopes) > 0 THEN
+    SELECT u.h INTO v_invisible FROM unnest(p_named) WITH ORDINALITY AS u(h, i)
+    WHERE NOT EXISTS(SELECT 1 FROM xorb_scopes s
+                     WHERE s.xorb_hash = u.h AND s.scope = ANY(p_visible_scopes))
+    ORDER BY u.i LIMIT 1;
+    IF v_invisible IS NOT NULL THEN
+      RAISE EXCEPTION USING ERRCODE = 'XS400',
+        MESSAGE = 'references xorb ' || xet_hash_hex(v_invisible) ||
+                  ' which was not uploaded; upload xorbs before the shard';
+    END IF;
+  END IF;
+  RETURN xet_commit_shard(p_shard, p_shard_key, p_scope, p_created_at, p_named, p_files,
+                          p_sizes, p_terms, p_shas, p_xorbs);
 END
 $fn$;
 )sql",

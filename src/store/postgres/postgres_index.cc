@@ -263,13 +263,13 @@ Result<ShardCommitResult> PostgresIndex::CommitShard(const ShardCommit& commit) 
     }
   }
   const int64_t now = static_cast<int64_t>(std::time(nullptr));
-  // One statement (pg_schema.cc, migrations 3 and 4): the whole transaction in one round trip, in
+  // One statement (pg_schema.cc, migrations 3 to 5): the whole transaction in one round trip, in
   // an implicit transaction of its own (READ COMMITTED: pg_connection.cc). Retried after a
   // deadlock or a lost connection, which is safe even when the lost attempt did commit: the
   // commit is idempotent (the retry finds the shard registered: kAlreadyExisted).
   auto r = pool_->ExecOnce(
       "SELECT xet_commit_shard($1, $2, $3, $4, $5::bytea[], $6::bytea[], "
-      "$7::int8[], $8::bytea[], $9::bytea[], $10::bytea[])",
+      "$7::int8[], $8::bytea[], $9::bytea[], $10::bytea[], $11::text[])",
       PgParams()
           .Hash(commit.shard_hash)
           .Text(ShardKey(commit.shard_hash))
@@ -280,7 +280,8 @@ Result<ShardCommitResult> PostgresIndex::CommitShard(const ShardCommit& commit) 
           .IntArray(sizes)
           .OptBytesArray(terms)
           .OptBytesArray(shas)
-          .HashArray(SortedUniqueHashes(commit.xorbs)));
+          .HashArray(SortedUniqueHashes(commit.xorbs))
+          .TextArray(ScopeArray(commit.visible_scopes)));
   if (!r.ok()) return r.status().WithContext("commit shard " + commit.shard_hash.ToHex());
   const bool registered = r->rows() == 1 && r->Bool(0, 0);
   return registered ? ShardCommitResult::kRegistered : ShardCommitResult::kAlreadyExisted;

@@ -212,8 +212,16 @@ Result<ShardCommitResult> SqliteIndex::CommitShard(const ShardCommit& commit) {
   const int64_t now_ms = WallClockMs();
   const std::string shard_key = ShardKey(commit.shard_hash);
   const std::vector<Hash> stamped_xorbs = XorbsNamedBy(commit);
+  const std::string visible_json =
+      commit.visible_scopes.empty() ? std::string() : ScopesAsJson(commit.visible_scopes);
   bool registered = false;
   Status st = writer_->Submit([&](SqliteDb& db) -> Status {
+    for (const Hash& xorb :
+         visible_json.empty() ? std::span<const Hash>() : std::span<const Hash>(stamped_xorbs)) {
+      XET_ASSIGN_OR_RETURN(bool visible,
+                           ExistsByHashInScopes(db, kXorbVisibleSql, xorb, visible_json));
+      if (!visible) return XorbNotUploaded(xorb);
+    }
     XET_RETURN_IF_ERROR(RefusePendingDeletion(db, shard_key));
     // Stamped and checked in the transaction that registers the files: a xorb gc retired
     // before this point is refused, one it would retire after sees the fresh stamp.

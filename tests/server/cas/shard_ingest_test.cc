@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "server/cache/visible_xorb_cache.h"
 #include "server/cache/xorb_record_cache.h"
 #include "server/cas/xorb_ingest.h"
 #include "store/local/local_object_store.h"
@@ -28,13 +29,16 @@ class ShardIngestTest : public testing::StoreFixture {
  protected:
   ShardIngestTest() : StoreFixture("xet-shard-ingest") {}
 
-  // Ingests `shard_bytes` as an uploader who can read `readable` and writes to "team".
+  // Ingests `shard_bytes` as an uploader who can read `readable` and writes to "team";
+  // `visible` is the visibility cache (none by default).
   Result<ShardIngestResult> Ingest(const std::string& shard_bytes,
-                                   std::vector<Scope> readable = {"team"}) {
+                                   std::vector<Scope> readable = {"team"},
+                                   VisibleXorbCache* visible = nullptr) {
     ShardIngestOptions opts;
     opts.visible_scopes = readable;
     opts.scope = "team";
     opts.xorb_records = cache_.get();
+    opts.visible_xorbs = visible;
     return IngestShard(Bytes(shard_bytes), opts, *index_, *objects_);
   }
 };
@@ -115,6 +119,60 @@ TEST_F(ShardIngestTest, RejectsAMissingXorbWithOrWithoutTheCache) {
   auto file = index_->GetFile(b.file_hash);
   ASSERT_TRUE(file.ok());
   EXPECT_FALSE(file->has_value());
+}
+
+TEST_F(ShardIngestTest, RemembersVisibleXorbsForTheUploadersScopes) {
+  const auto a = testing::PrepareUpload(testing::TextLikeBytes(600'000, 15),
+                                        CompressionPolicy::kPredict, /*max_xorb_chunks=*/4);
+  StoreXorbs(a, "team");
+  VisibleXorbCache visible(64);
+  const std::vector<Scope> readable = {"team"};
+  auto r = Ingest(a.shard_bytes, readable, &visible);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(visible.size(), a.xorbs.size());
+  for (const SerializedXorb& x : a.xorbs) EXPECT_TRUE(visible.Contains(x.hash, readable));
+  // Refused answers are not remembered.
+  r = Ingest(a.shard_bytes, {"other"}, &visible);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(visible.size(), a.xorbs.size());
+}
+
+// An answer the cache holds can be stale (the bucket was deleted or renamed since, on any
+// node): the upload is refused exactly as without the cache, and nothing is registered.
+TEST_F(ShardIngestTest, AStaleVisibilityAnswerNeverLetsAShardThrough) {
+  const auto a = testing::PrepareUpload(testing::TextLikeBytes(300'000, 16));
+  ASSERT_EQ(a.xorbs.size(), 1u);  // the one xorb the refusals name
+  StoreXorbs(a, "team");
+  const std::vector<Scope> other = {"other"};
+  VisibleXorbCache stale(64);
+  for (const SerializedXorb& x : a.xorbs) stale.Insert(x.hash, other);
+
+  // A valid shard: refused by the commit's own check.
+  auto r = Ingest(a.shard_bytes, other, &stale);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("references xorb " + a.xorbs[0].hash.ToHex() +
+                                      " which was not uploaded"),
+            std::string::npos)
+      << r.status().ToString();
+  auto file = index_->GetFile(a.file_hash);
+  ASSERT_TRUE(file.ok());
+  EXPECT_FALSE(file->has_value());
+
+  // A shard that also fails validation: refused for the visibility, as without the cache.
+  Shard bad = a.shard;
+  bad.files[0].verification[0].range_hash = Hash();
+  r = Ingest(testing::SerializeForUpload(bad), other, &stale);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("which was not uploaded"), std::string::npos)
+      << r.status().ToString();
+  EXPECT_EQ(r.status().message().find("verification hash"), std::string::npos)
+      << r.status().ToString();
+  // With a fresh answer the same broken shard is refused for what is wrong with it.
+  r = Ingest(testing::SerializeForUpload(bad), {"team"}, &stale);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("verification hash"), std::string::npos)
+      << r.status().ToString();
 }
 
 }  // namespace
