@@ -258,7 +258,6 @@ HttpResponse CasService::UploadShardStreaming(const HttpRequest& req, const Rout
     opts.scope = sc;
     opts.xorb_records = &xorb_cache_;
     opts.visible_xorbs = &visible_xorbs_;
-    opts.visible_xorbs = &visible_xorbs_;
     opts.progress = [&](size_t v, size_t t) {
       verified.store(v, std::memory_order_relaxed);
       total.store(t, std::memory_order_relaxed);
