@@ -14,16 +14,12 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "support/file_contents.h"
 #include "support/sanitizer_report.h"
 #include "support/test_support.h"
 
 namespace xet::testing {
 namespace {
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 std::string EnvPrefix(const std::string& env) {
   std::string prefix = "env";
@@ -48,8 +44,8 @@ CommandResult RunShell(const std::string& command) {
   const int status = std::system(full.c_str());
   CommandResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = Slurp(base + ".out");
-  r.err = Slurp(base + ".err");
+  r.out = ReadWholeFile(base + ".out");
+  r.err = ReadWholeFile(base + ".err");
   ExpectNoSanitizerReport(r.err, command);
   return r;
 }
@@ -102,7 +98,7 @@ BackgroundXetstore::~BackgroundXetstore() {
   if (pid_ > 0) {
     ::kill(pid_, SIGKILL);
     ::waitpid(pid_, nullptr, 0);
-    ExpectNoSanitizerReport(Slurp(err_path_), "background xetstore");
+    ExpectNoSanitizerReport(ReadWholeFile(err_path_), "background xetstore");
   }
 }
 
@@ -133,8 +129,8 @@ CommandResult BackgroundXetstore::Wait() {
   ::waitpid(pid_, &status, 0);
   pid_ = -1;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = Slurp(out_path_);
-  r.err = Slurp(err_path_);
+  r.out = ReadWholeFile(out_path_);
+  r.err = ReadWholeFile(err_path_);
   ExpectNoSanitizerReport(r.err, "background xetstore");
   return r;
 }
@@ -190,7 +186,7 @@ void WriteLocalFile(const std::string& path, std::string_view data) {
   out.write(data.data(), static_cast<std::streamsize>(data.size()));
 }
 
-std::string ReadLocalFile(const std::string& path) { return Slurp(path); }
+std::string ReadLocalFile(const std::string& path) { return ReadWholeFile(path); }
 
 std::string RandomString(size_t n, uint64_t seed) {
   const auto v = RandomBytes(n, seed);

@@ -13,10 +13,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <thread>
 
+#include "support/file_contents.h"
 #include "support/scratch_root.h"
 
 namespace xet::testing {
@@ -29,11 +29,6 @@ constexpr const char* kRole = "xet";
 constexpr const char* kInstallHint =
     "install PostgreSQL with `apt-get install postgresql` (or scripts/install-deps), or point "
     "XETSTORE_PG_BINDIR at its bin directory";
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 // The unprivileged user the server runs as when this process is root.
 const passwd* ServerUser() {
@@ -117,7 +112,7 @@ PostgresTestServer::PostgresTestServer(std::string root_dir) : root_(std::move(r
   if (!RunAsServerUser({bin + "/initdb", "-D", data_dir_, "-U", kRole, "--auth=trust",
                         "--encoding=UTF8", "--locale=C", "--no-sync"},
                        root_ + "/initdb.log")) {
-    ADD_FAILURE() << "initdb failed: " << ReadAll(root_ + "/initdb.log");
+    ADD_FAILURE() << "initdb failed: " << ReadWholeFile(root_ + "/initdb.log");
     return;
   }
   Start();
@@ -166,12 +161,12 @@ void PostgresTestServer::Start() {
     int status = 0;
     if (::waitpid(pid_, &status, WNOHANG) == pid_) {
       pid_ = -1;
-      ADD_FAILURE() << "postgres exited at startup: " << ReadAll(log_path_);
+      ADD_FAILURE() << "postgres exited at startup: " << ReadWholeFile(log_path_);
       return;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  ADD_FAILURE() << "postgres did not start within 30 s: " << ReadAll(log_path_);
+  ADD_FAILURE() << "postgres did not start within 30 s: " << ReadWholeFile(log_path_);
 }
 
 void PostgresTestServer::Stop() {

@@ -9,20 +9,15 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <thread>
 
+#include "support/file_contents.h"
 #include "support/scratch_root.h"
 
 namespace xet::testing {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 }  // namespace
 
@@ -68,7 +63,7 @@ S3TestServer::S3TestServer(std::string data_dir) : data_dir_(std::move(data_dir)
   const std::string marker = "S3rver listening on ";
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (std::chrono::steady_clock::now() < deadline) {
-    const std::string log = ReadAll(log_path_);
+    const std::string log = ReadWholeFile(log_path_);
     if (size_t at = log.find(marker); at != std::string::npos) {
       const size_t end = log.find('\n', at);
       if (end != std::string::npos) {
@@ -84,7 +79,7 @@ S3TestServer::S3TestServer(std::string data_dir) : data_dir_(std::move(data_dir)
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  ADD_FAILURE() << "s3rver did not start within 20 s: " << ReadAll(log_path_);
+  ADD_FAILURE() << "s3rver did not start within 20 s: " << ReadWholeFile(log_path_);
 }
 
 S3TestServer::~S3TestServer() {

@@ -9,23 +9,14 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <thread>
 
+#include "support/file_contents.h"
 #include "support/sanitizer_report.h"
 #include "support/scratch_root.h"
 #include "support/subprocess.h"
 
 namespace xet::testing {
-namespace {
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-}  // namespace
-
 std::string MakeTempDir(const std::string& name) {
   static const ScratchRoot root("xetstore-it-");
   static int counter = 0;
@@ -59,7 +50,7 @@ ServerProcess::ServerProcess(std::string data_dir, std::vector<std::string> extr
   const std::string marker = "serving on ";
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
   while (std::chrono::steady_clock::now() < deadline) {
-    const std::string log = ReadAll(log_path_);
+    const std::string log = ReadWholeFile(log_path_);
     const size_t at = log.find(marker);
     if (at != std::string::npos) {
       const size_t end = log.find(' ', at + marker.size());
@@ -74,7 +65,7 @@ ServerProcess::ServerProcess(std::string data_dir, std::vector<std::string> extr
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  ADD_FAILURE() << "xetstore serve did not start in 15 s:\n" << ReadAll(log_path_);
+  ADD_FAILURE() << "xetstore serve did not start in 15 s:\n" << ReadWholeFile(log_path_);
 }
 
 ServerProcess::~ServerProcess() {
@@ -82,12 +73,12 @@ ServerProcess::~ServerProcess() {
 }
 
 std::string ServerProcess::AdminToken() const {
-  std::string t = ReadAll(data_dir_ + "/admin-token");
+  std::string t = ReadWholeFile(data_dir_ + "/admin-token");
   while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
   return t;
 }
 
-std::string ServerProcess::Log() const { return ReadAll(log_path_); }
+std::string ServerProcess::Log() const { return ReadWholeFile(log_path_); }
 
 int ServerProcess::Terminate() {
   if (pid_ <= 0) return -1;

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "support/file_contents.h"
 #include "support/sanitizer_report.h"
 #include "support/scratch_root.h"
 
@@ -17,11 +18,6 @@ namespace {
 const std::filesystem::path& TempDir() {
   static const ScratchRoot root("xetstore-test-");
   return root.path();
-}
-
-std::string Slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 }  // namespace
@@ -35,8 +31,8 @@ CommandResult RunXetstore(const std::string& args) {
   const int status = std::system(cmd.c_str());
   CommandResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = Slurp(out_path);
-  r.err = Slurp(err_path);
+  r.out = ReadWholeFile(out_path);
+  r.err = ReadWholeFile(err_path);
   std::filesystem::remove(out_path);
   std::filesystem::remove(err_path);
   ExpectNoSanitizerReport(r.err, "xetstore " + args);

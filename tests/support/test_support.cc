@@ -3,9 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <stdexcept>
+
+#include "support/file_contents.h"
 
 namespace xet::testing {
 
@@ -15,9 +15,12 @@ std::filesystem::path ConformanceDir() {
 }
 
 std::vector<uint8_t> ReadFileBytes(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot open " + path.string());
-  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw std::runtime_error("cannot open " + path.string());
+  }
+  const std::string bytes = ReadWholeFile(path);
+  return std::vector<uint8_t>(bytes.begin(), bytes.end());
 }
 
 std::vector<uint8_t> LoadConformanceFile(const std::string& relative_path) {
