@@ -284,7 +284,7 @@ class Cluster:
     """PostgreSQL + s3rver + `nodes` xetstore serve nodes + haproxy, under `work`."""
 
     def __init__(self, binary, work, nodes=3, serve_args=(), db="xetstore", durable=False,
-                 objects="s3"):
+                 objects="s3", objects_dir=None):
         self.binary = binary
         self.work = work
         self.pg = Postgres(os.path.join(work, "pg"), durable)
@@ -299,6 +299,7 @@ class Cluster:
         self.backend_args = []
         self.admin_token = None
         self.objects = objects  # "s3": s3rver; "local": one directory all nodes share
+        self.objects_dir = objects_dir  # "local": that directory (default: under work)
 
     def start(self):
         os.chmod(self.work, 0o755)  # the postgres user must reach its directory
@@ -320,7 +321,8 @@ class Cluster:
                                   "--s3-endpoint", self.s3.endpoint, "--s3-region", "us-east-1",
                                   "--s3-access-key", S3_ACCESS_KEY, "--s3-secret-file", s3_secret]
         else:
-            self.storage_args += ["--objects", os.path.join(shared, "objects")]
+            self.storage_args += ["--objects",
+                                  self.objects_dir or os.path.join(shared, "objects")]
         self.backend_args = self.storage_args + ["--secret-file", os.path.join(shared, "secret")]
         for i in range(self.node_count):
             name = "node%d" % (i + 1)
