@@ -392,6 +392,9 @@ TEST(FileChunkHashes, TouchingWindowsHaveANullGapBetween) {
   ASSERT_TRUE(a->hash_ranges[2].has_value());
   EXPECT_FALSE(a->hash_ranges[2]->at_start());
   EXPECT_TRUE(a->hash_ranges[2]->at_end());
+  // The empty gap holds no chunk, so no piece of the term: only the run after window 2.
+  EXPECT_TRUE(a->gap_verification.empty());
+  EXPECT_EQ(a->gap_piece_verification.size(), 1u);
   CheckInvariants(*a, f, fx, dirty);
 }
 
