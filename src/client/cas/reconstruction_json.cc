@@ -88,6 +88,10 @@ Result<Reconstruction> ReconstructionFrom(const json& j) {
   for (const auto& [key, entries] : xorbs->items()) {
     const auto hash = Hash::FromHex(key);
     if (!hash) return wire_json::Bad(kDoc, "bad xorb hash key");
+    // Two spellings of one hash (hex digits are case-insensitive) would list it twice.
+    if (!index.emplace(*hash, r.xorbs.size()).second) {
+      return wire_json::Bad(kDoc, "xorb " + key + " is listed twice");
+    }
     if (!entries.is_array())
       return wire_json::Bad(kDoc, "xorb " + key + ": fetch entries are not a list");
     std::vector<FetchEntry> list;
@@ -134,7 +138,6 @@ Result<Reconstruction> ReconstructionFrom(const json& j) {
       list.push_back(std::move(fe));
     }
     if (list.empty()) return wire_json::Bad(kDoc, "xorb " + key + ": no fetch entries");
-    index.emplace(*hash, r.xorbs.size());
     r.xorbs.emplace_back(*hash, std::move(list));
   }
   for (const ReconTerm& t : r.terms) {

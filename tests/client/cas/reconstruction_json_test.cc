@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <string>
 
 namespace xet {
@@ -119,6 +120,24 @@ TEST(ReconstructionJsonTest, ChunkDetailIsParsedAndChecked) {
     EXPECT_EQ(p.status().code(), Status::Code::kCorruption) << p.status().ToString();
     EXPECT_NE(p.status().message().find("chunk_"), std::string::npos) << p.status().ToString();
   }
+}
+
+TEST(ReconstructionJsonTest, OneXorbSpelledTwiceIsRefused) {
+  // Hex digits are case-insensitive: "AB.." and "ab.." name the same xorb, and an answer
+  // listing both would give it two sets of fetch entries.
+  std::string upper = kHashB;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  ASSERT_NE(upper, kHashB);
+  const std::string entry =
+      R"([{"url":"u","ranges":[{"chunks":{"start":0,"end":1},"bytes":{"start":0,"end":9}}]}])";
+  const std::string once = R"({")" + kHashB + R"(":)" + entry + "}";
+  const std::string twice =
+      R"({")" + kHashB + R"(":)" + entry + R"(,")" + upper + R"(":)" + entry + "}";
+  ASSERT_TRUE(ParseReconstructionJson(Recon("[]", once)).ok());
+  auto p = ParseReconstructionJson(Recon("[]", twice));
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), Status::Code::kCorruption);
+  EXPECT_NE(p.status().message().find("listed twice"), std::string::npos) << p.status().ToString();
 }
 
 }  // namespace
