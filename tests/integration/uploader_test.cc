@@ -422,7 +422,7 @@ TEST_F(UploaderTest, PredictedBoundariesAreTheSpecsChunksAfterAnyEdit) {
 }
 
 TEST_F(UploaderTest, ServerKilledMidUploadThenRetriedCompletes) {
-  const auto data = Random(150 << 20, 11);
+  const auto data = Random(80 << 20, 11);  // more than one xorb
   const std::string path = dir_.path() + "/big";
   WriteFile(path, data);
   TransferStats stats;
