@@ -124,12 +124,11 @@ Result<size_t> ByteRangesParser::AfterDelimiter(std::string_view in, size_t at) 
   }
   size_t p = at;
   while (p < in.size() && (in[p] == ' ' || in[p] == '\t')) ++p;
-  if (p + 2 > in.size()) {
-    if (p - at > kMaxMultipartHeaderBytes) {
-      return Status::Corruption("multipart body: malformed delimiter line");
-    }
-    return size_t{0};
+  // The same bound whether the line arrived whole or in pieces.
+  if (p - at > kMaxMultipartHeaderBytes) {
+    return Status::Corruption("multipart body: malformed delimiter line");
   }
+  if (p + 2 > in.size()) return size_t{0};
   if (in.compare(p, 2, "\r\n") != 0) {
     return Status::Corruption("multipart body: the boundary is followed by '" +
                               std::string(1, in[p]) + "' instead of a line break");
@@ -142,20 +141,21 @@ Result<size_t> ByteRangesParser::Step(std::string_view in) {
   const std::string delimiter = "--" + boundary_;
   switch (state_) {
     case State::kPreamble: {
+      // The first delimiter must end within the first kMaxMultipartHeaderBytes bytes, however
+      // the body arrives: refused once that many bytes hold none, or when it ends later.
       size_t at = std::string_view::npos;
       if (in.starts_with(delimiter)) {
         at = 0;
       } else if (const size_t f = in.find("\r\n" + delimiter); f != std::string_view::npos) {
         at = f + 2;
       }
-      if (at == std::string_view::npos) {
-        if (in.size() > kMaxMultipartHeaderBytes) {
-          return Status::Corruption("multipart body: no '" + delimiter +
-                                    "' boundary in its first " +
-                                    std::to_string(kMaxMultipartHeaderBytes) + " bytes");
-        }
-        return size_t{0};
+      const bool found = at != std::string_view::npos;
+      if (found ? at + delimiter.size() > kMaxMultipartHeaderBytes
+                : in.size() >= kMaxMultipartHeaderBytes) {
+        return Status::Corruption("multipart body: no '" + delimiter + "' boundary in its first " +
+                                  std::to_string(kMaxMultipartHeaderBytes) + " bytes");
       }
+      if (!found) return size_t{0};
       return AfterDelimiter(in, at + delimiter.size());
     }
     case State::kHeaders: {
@@ -163,18 +163,15 @@ Result<size_t> ByteRangesParser::Step(std::string_view in) {
         return Status::Corruption("multipart body: part " + std::to_string(parts_seen_ + 1) +
                                   " has no Content-Range");
       }
+      // The header section and its blank line must fit in kMaxMultipartHeaderBytes, however
+      // they arrive: refused once that many bytes hold no blank line, or when it ends later.
       const size_t end = in.find("\r\n\r\n");
-      if (end == std::string_view::npos) {
-        if (in.size() > kMaxMultipartHeaderBytes) {
-          return Status::ResourceExhausted("multipart body: part headers longer than " +
-                                           std::to_string(kMaxMultipartHeaderBytes) + " bytes");
-        }
-        return size_t{0};
-      }
-      if (end > kMaxMultipartHeaderBytes) {
+      const bool found = end != std::string_view::npos;
+      if (found ? end + 4 > kMaxMultipartHeaderBytes : in.size() >= kMaxMultipartHeaderBytes) {
         return Status::ResourceExhausted("multipart body: part headers longer than " +
                                          std::to_string(kMaxMultipartHeaderBytes) + " bytes");
       }
+      if (!found) return size_t{0};
       std::optional<ContentRange> range;
       std::string_view headers = in.substr(0, end + 2);
       while (!headers.empty()) {

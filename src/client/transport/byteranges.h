@@ -6,9 +6,10 @@
 // by scanning for the boundary, so part bytes that happen to contain the boundary are never
 // misread; after each part the parser requires CRLF and the delimiter. A preamble before
 // the first delimiter and an epilogue after the closing one are skipped. Line endings must
-// be CRLF. Every size is bounded: the preamble and each part's header section by
-// kMaxMultipartHeaderBytes, each part by `max_part_bytes`, the number of parts by
-// `max_parts`.
+// be CRLF. Every size is bounded: the preamble with the first delimiter, the blanks after a
+// delimiter, and each part's header section with its blank line by kMaxMultipartHeaderBytes;
+// each part by `max_part_bytes`; the number of parts by `max_parts`. The bounds, and so the
+// outcome, do not depend on how the body is split into Feed calls.
 #pragma once
 
 #include <cstdint>

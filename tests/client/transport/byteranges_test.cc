@@ -193,6 +193,47 @@ TEST(ByteRangesTest, OversizedInputs) {
   ExpectError(std::string(20000, '-'), 10, 4, Status::Code::kCorruption, "no '--bnd' boundary");
 }
 
+TEST(ByteRangesTest, BoundsDoNotDependOnHowTheBodyArrives) {
+  // Each bound sits exactly at kMaxMultipartHeaderBytes: one byte more must be refused,
+  // and both must be judged alike fed whole, in odd pieces and byte by byte (a whole body
+  // used to pass a preamble or a header section that the same bytes in pieces failed).
+  const size_t max = kMaxMultipartHeaderBytes;
+  const std::string part = Body("bnd", {kParts[0]}).substr(2 + 3);  // after "--bnd"
+  auto preamble = [&](size_t pad) {  // "--bnd" ends at byte pad + 2 + 5
+    return std::string(pad, 'p') + "\r\n--bnd" + part;
+  };
+  auto headers = [&](size_t pad) {  // the blank line ends at byte 19 + pad + 4 of the section
+    return "--bnd\r\nContent-Range: bytes 0-9/10\r\nX-Pad: " + std::string(pad, 'p') +
+           "\r\n\r\n0123456789\r\n--bnd--\r\n";
+  };
+  const size_t header_fixed = std::string("Content-Range: bytes 0-9/10\r\nX-Pad: ").size() + 4;
+  auto delimiter_line = [&](size_t spaces) {
+    return "--bnd" + std::string(spaces, ' ') + "\r\n" + headers(1).substr(7);
+  };
+  const struct {
+    std::string fits, over;
+    Status::Code code;
+  } cases[] = {
+      {preamble(max - 7), preamble(max - 6), Status::Code::kCorruption},
+      {headers(max - header_fixed), headers(max - header_fixed + 1),
+       Status::Code::kResourceExhausted},
+      {delimiter_line(max), delimiter_line(max + 1), Status::Code::kCorruption},
+  };
+  for (const auto& c : cases) {
+    for (const std::vector<size_t>& sizes :
+         std::vector<std::vector<size_t>>{{c.over.size() + 1}, {1}, {97, 13, 4096}}) {
+      ByteRangesParser fits("bnd", 100, 4), over("bnd", 100, 4);
+      Collected got;
+      const Status ok = FeedInPieces(fits, c.fits, sizes, got.Callback());
+      EXPECT_TRUE(ok.ok()) << ok.ToString() << " piece size " << sizes[0];
+      ASSERT_EQ(got.parts.size(), 1u);
+      EXPECT_EQ(got.parts[0].bytes, "0123456789");
+      const Status refused = FeedInPieces(over, c.over, sizes, Collected().Callback());
+      EXPECT_EQ(refused.code(), c.code) << refused.ToString() << " piece size " << sizes[0];
+    }
+  }
+}
+
 TEST(ByteRangesTest, CallbackErrorStopsAndSticks) {
   ByteRangesParser p("bnd", 10, 4);
   int calls = 0;
