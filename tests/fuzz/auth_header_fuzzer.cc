@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "fuzz/support/heap_meter.h"
+#include "fuzz/support/property_check.h"
 #include "protocol/bucket_path.h"
 #include "server/auth/crypto_util.h"
 #include "server/auth/token_service.h"
@@ -33,12 +34,7 @@
 
 namespace {
 
-void Check(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "auth_header_fuzzer: %s\n", what);
-    std::abort();
-  }
-}
+constexpr xet::fuzz::PropertyCheck Check("auth_header_fuzzer");
 
 constexpr int64_t kNow = 1'700'000'000;
 constexpr std::string_view kSecret = "auth-header-fuzzer-secret-0123456789abcdef";
@@ -83,8 +79,7 @@ Tokens& TheTokens() {
 xet::Result<xet::Principal> Authenticate(std::string_view header) {
   auto p = TheTokens().service().Authenticate(header);
   if (!p.ok()) {
-    Check(p.status().code() == xet::Status::Code::kUnauthenticated, "not Unauthenticated");
-    Check(!p.status().message().empty(), "rejection without a message");
+    Check.Refusal(p.status(), xet::Status::Code::kUnauthenticated);
   }
   return p;
 }

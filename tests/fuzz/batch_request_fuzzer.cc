@@ -23,18 +23,14 @@
 #include <string_view>
 
 #include "fuzz/support/heap_meter.h"
+#include "fuzz/support/property_check.h"
 #include "protocol/bucket_path.h"
 #include "protocol/posix_metadata.h"
 #include "server/hub/batch_request.h"
 
 namespace {
 
-void Check(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "batch_request_fuzzer: %s\n", what);
-    std::abort();
-  }
-}
+constexpr xet::fuzz::PropertyCheck Check("batch_request_fuzzer");
 
 constexpr std::string_view kSelf = "ns/self";
 

@@ -26,17 +26,13 @@
 
 #include "client/hub/remote_path.h"
 #include "fuzz/support/heap_meter.h"
+#include "fuzz/support/property_check.h"
 #include "protocol/bucket_path.h"
 #include "server/hub/batch_request.h"
 
 namespace {
 
-void Check(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "bucket_path_fuzzer: %s\n", what);
-    std::abort();
-  }
-}
+constexpr xet::fuzz::PropertyCheck Check("bucket_path_fuzzer");
 
 void CheckRejection(const xet::Status& st, bool printable) {
   Check(st.code() == xet::Status::Code::kInvalidArgument, "rejection is not InvalidArgument");

@@ -28,15 +28,11 @@
 
 #include "client/transport/byteranges.h"
 #include "fuzz/support/heap_meter.h"
+#include "fuzz/support/property_check.h"
 
 namespace {
 
-void Check(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "byteranges_fuzzer: %s\n", what);
-    std::abort();
-  }
-}
+constexpr xet::fuzz::PropertyCheck Check("byteranges_fuzzer");
 
 constexpr uint64_t kMaxPartBytes = 64 << 10;
 constexpr size_t kMaxParts = 32;

@@ -30,18 +30,14 @@
 
 #include "client/cas/file_chunk_hashes_json.h"
 #include "fuzz/support/heap_meter.h"
+#include "fuzz/support/property_check.h"
 #include "server/cas/file_chunk_hashes.h"
 
 namespace {
 
 using xet::ByteRange;
 
-void Check(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "dirty_ranges_fuzzer: %s\n", what);
-    std::abort();
-  }
-}
+constexpr xet::fuzz::PropertyCheck Check("dirty_ranges_fuzzer");
 
 struct SyntheticFile {
   xet::FileRecord file;

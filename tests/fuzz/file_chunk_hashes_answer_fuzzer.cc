@@ -20,15 +20,11 @@
 
 #include "client/cas/file_chunk_hashes_json.h"
 #include "fuzz/support/heap_meter.h"
+#include "fuzz/support/property_check.h"
 
 namespace {
 
-void Check(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "file_chunk_hashes_answer_fuzzer: %s\n", what);
-    std::abort();
-  }
-}
+constexpr xet::fuzz::PropertyCheck Check("file_chunk_hashes_answer_fuzzer");
 
 }  // namespace
 
@@ -44,8 +40,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   xet::fuzz::HeapScope heap;
   auto a = xet::ParseFileChunkHashesJson(text, file_size);
   if (!a.ok()) {
-    Check(a.status().code() == xet::Status::Code::kCorruption, "rejection code");
-    Check(!a.status().message().empty(), "rejection without a message");
+    Check.Refusal(a.status(), xet::Status::Code::kCorruption);
   } else {
     Check(a->file_size == file_size, "fileSize");
     Check(!a->windows.empty(), "no windows");

@@ -30,6 +30,7 @@
 #include <string_view>
 
 #include "fuzz/support/heap_meter.h"
+#include "fuzz/support/property_check.h"
 #include "http/http_server.h"
 #include "http/message.h"
 #include "http/router.h"
@@ -50,12 +51,7 @@ namespace {
 namespace beast = boost::beast;
 namespace http = beast::http;
 
-void Check(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "http_request_fuzzer: %s\n", what);
-    std::abort();
-  }
-}
+constexpr xet::fuzz::PropertyCheck Check("http_request_fuzzer");
 
 constexpr std::string_view kSecret = "http-request-fuzzer-secret-0123456789abcdef";
 

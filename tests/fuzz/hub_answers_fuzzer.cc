@@ -24,23 +24,18 @@
 
 #include "client/hub/wire.h"
 #include "fuzz/support/heap_meter.h"
+#include "fuzz/support/property_check.h"
 #include "protocol/posix_metadata.h"
 #include "server/hub/bucket_json.h"
 
 namespace {
 
-void Check(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "hub_answers_fuzzer: %s\n", what);
-    std::abort();
-  }
-}
+constexpr xet::fuzz::PropertyCheck Check("hub_answers_fuzzer");
 
 template <typename T>
 bool Refused(const xet::Result<T>& r, xet::Status::Code code) {
   if (r.ok()) return false;
-  Check(r.status().code() == code, "refusal code");
-  Check(!r.status().message().empty(), "refusal without a message");
+  Check.Refusal(r.status(), code);
   return true;
 }
 

@@ -24,6 +24,7 @@
 #include <string_view>
 
 #include "fuzz/support/heap_meter.h"
+#include "fuzz/support/property_check.h"
 #include "protocol/bucket_path.h"
 #include "server/hub/batch_request.h"
 #include "server/json_parse.h"
@@ -31,18 +32,12 @@
 
 namespace {
 
-void Check(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "json_bodies_fuzzer: %s\n", what);
-    std::abort();
-  }
-}
+constexpr xet::fuzz::PropertyCheck Check("json_bodies_fuzzer");
 
 template <class T>
 bool FailsCleanly(const xet::Result<T>& r) {
   if (r.ok()) return false;
-  Check(r.status().code() == xet::Status::Code::kInvalidArgument, "error is not InvalidArgument");
-  Check(!r.status().message().empty(), "error without a message");
+  Check.Refusal(r.status(), xet::Status::Code::kInvalidArgument);
   return true;
 }
 

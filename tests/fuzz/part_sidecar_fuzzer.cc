@@ -17,15 +17,11 @@
 
 #include "client/download/part_file.h"
 #include "fuzz/support/heap_meter.h"
+#include "fuzz/support/property_check.h"
 
 namespace {
 
-void Check(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "part_sidecar_fuzzer: %s\n", what);
-    std::abort();
-  }
-}
+constexpr xet::fuzz::PropertyCheck Check("part_sidecar_fuzzer");
 
 }  // namespace
 
@@ -34,8 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   xet::fuzz::HeapScope heap;
   auto sidecar = xet::ParseSidecar(text);
   if (!sidecar.ok()) {
-    Check(sidecar.status().code() == xet::Status::Code::kInvalidArgument, "refusal code");
-    Check(!sidecar.status().message().empty(), "refusal without a message");
+    Check.Refusal(sidecar.status(), xet::Status::Code::kInvalidArgument);
   } else {
     const std::string written = xet::SerializeSidecar(*sidecar);
     auto again = xet::ParseSidecar(written);

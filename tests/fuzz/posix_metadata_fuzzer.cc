@@ -17,17 +17,13 @@
 #include <string_view>
 
 #include "fuzz/support/heap_meter.h"
+#include "fuzz/support/property_check.h"
 #include "protocol/base64.h"
 #include "protocol/posix_metadata.h"
 
 namespace {
 
-void Check(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "posix_metadata_fuzzer: %s\n", what);
-    std::abort();
-  }
-}
+constexpr xet::fuzz::PropertyCheck Check("posix_metadata_fuzzer");
 
 }  // namespace
 
@@ -36,8 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   xet::fuzz::HeapScope heap;
   auto p = xet::DecodePosixJson(text);
   if (!p.ok()) {
-    Check(p.status().code() == xet::Status::Code::kInvalidArgument, "rejection code");
-    Check(!p.status().message().empty(), "rejection without a message");
+    Check.Refusal(p.status(), xet::Status::Code::kInvalidArgument);
   } else {
     Check(xet::ValidatePosix(*p).ok(), "accepted metadata breaks the rules");
     const std::string encoded = xet::EncodePosixJson(*p);

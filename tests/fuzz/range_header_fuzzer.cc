@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "fuzz/support/heap_meter.h"
+#include "fuzz/support/property_check.h"
 #include "protocol/byte_range.h"
 #include "server/transfer/xorb_range_response.h"
 
@@ -35,14 +36,7 @@ namespace {
 
 using xet::ByteRange;
 
-[[noreturn]] void Fail(const char* what) {
-  std::fprintf(stderr, "range_header_fuzzer: %s\n", what);
-  std::abort();
-}
-
-void Check(bool ok, const char* what) {
-  if (!ok) Fail(what);
-}
+constexpr xet::fuzz::PropertyCheck Check("range_header_fuzzer");
 
 xet::Result<std::vector<ByteRange>> ParseChecked(std::string_view text,
                                                  const xet::RangeParseOptions& opts) {

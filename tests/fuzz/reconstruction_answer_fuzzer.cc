@@ -32,15 +32,11 @@
 #include "client/download/block_planner.h"
 #include "client/download/file_plan.h"
 #include "fuzz/support/heap_meter.h"
+#include "fuzz/support/property_check.h"
 
 namespace {
 
-void Check(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "reconstruction_answer_fuzzer: %s\n", what);
-    std::abort();
-  }
-}
+constexpr xet::fuzz::PropertyCheck Check("reconstruction_answer_fuzzer");
 
 void CheckAnswer(const xet::Reconstruction& r) {
   std::unordered_set<xet::Hash, xet::HashHasher> xorbs;
@@ -120,8 +116,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   xet::fuzz::HeapScope heap;
   auto answer = xet::ParseReconstructionJson(body);
   if (!answer.ok()) {
-    Check(answer.status().code() == xet::Status::Code::kCorruption, "rejection code");
-    Check(!answer.status().message().empty(), "rejection without a message");
+    Check.Refusal(answer.status(), xet::Status::Code::kCorruption);
     heap.Check("reconstruction_answer_fuzzer", size, 64, 1 << 20);
     return 0;
   }

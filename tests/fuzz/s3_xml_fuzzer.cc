@@ -15,16 +15,12 @@
 #include <string_view>
 
 #include "fuzz/support/heap_meter.h"
+#include "fuzz/support/property_check.h"
 #include "store/s3/s3_xml.h"
 
 namespace {
 
-void Check(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "s3_xml_fuzzer: %s\n", what);
-    std::abort();
-  }
-}
+constexpr xet::fuzz::PropertyCheck Check("s3_xml_fuzzer");
 
 void CheckRejection(const xet::Status& st) {
   Check(st.code() == xet::Status::Code::kCorruption, "rejection code");

@@ -20,16 +20,12 @@
 
 #include "client/sync/sync_plan_json.h"
 #include "fuzz/support/heap_meter.h"
+#include "fuzz/support/property_check.h"
 #include "protocol/bucket_path.h"
 
 namespace {
 
-void Check(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "sync_plan_fuzzer: %s\n", what);
-    std::abort();
-  }
-}
+constexpr xet::fuzz::PropertyCheck Check("sync_plan_fuzzer");
 
 }  // namespace
 
@@ -38,8 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   xet::fuzz::HeapScope heap;
   auto plan = xet::SyncPlanFromJsonLines(text);
   if (!plan.ok()) {
-    Check(plan.status().code() == xet::Status::Code::kInvalidArgument, "refusal code");
-    Check(!plan.status().message().empty(), "refusal without a message");
+    Check.Refusal(plan.status(), xet::Status::Code::kInvalidArgument);
   } else {
     std::set<std::string_view> paths;
     for (const xet::SyncOp& op : plan->ops) {

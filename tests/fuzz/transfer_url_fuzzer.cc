@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "fuzz/support/heap_meter.h"
+#include "fuzz/support/property_check.h"
 #include "http/message.h"
 #include "protocol/byte_range.h"
 #include "server/transfer/transfer_signer.h"
@@ -33,12 +34,7 @@ namespace {
 using xet::ByteRange;
 using xet::TransferAuthError;
 
-void Check(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "transfer_url_fuzzer: %s\n", what);
-    std::abort();
-  }
-}
+constexpr xet::fuzz::PropertyCheck Check("transfer_url_fuzzer");
 
 const xet::TransferSigner& Signer() {
   static const xet::TransferSigner signer =
