@@ -10,13 +10,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "client/cache/chunk_cache.h"
 #include "client/cas/cas_client.h"
 #include "client/download/part_file.h"
 #include "client/transport/http_client.h"
-#include "support/server_process.h"
+#include "integration/cas_client_fixture.h"
+#include "support/file_contents.h"
 #include "support/temp_dir.h"
 #include "support/test_support.h"
 #include "support/xet_fixtures.h"
@@ -25,18 +25,10 @@ namespace xet {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::ServerProcess;
 using testing::UploadArtifacts;
 
 std::span<const uint8_t> Bytes(const std::string& s) {
   return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
-}
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 std::string AsString(const std::vector<uint8_t>& v) { return std::string(v.begin(), v.end()); }
@@ -59,26 +51,14 @@ fs::path XorbObject(const std::string& data_dir, const Hash& xorb) {
   return {};
 }
 
-class DownloaderTest : public ::testing::Test {
+class DownloaderTest : public testing::CasClientFixture {
  protected:
+  DownloaderTest() : CasClientFixture(FastRetries()) {}
+
   void SetUp() override {
     // These tests damage or move stored xorbs after uploading them: the server must read
     // the objects, not its memory copy of recent uploads (server/cache/recent_xorb_cache.h).
-    server_ = std::make_unique<ServerProcess>(
-        testing::MakeTempDir("download"), std::vector<std::string>{"--recent-xorb-cache-mb", "0"});
-    token_ = server_->CreateToken("write", "team/a");
-    ASSERT_FALSE(token_.empty());
-    tokens_ = MakeStaticTokenSource(XetToken{token_, server_->url() + "/", 0});
-    cas_ = std::make_unique<CasClient>(http_, *tokens_);
-  }
-
-  void UploadAll(const UploadArtifacts& a) {
-    for (const SerializedXorb& x : a.xorbs) {
-      auto inserted = cas_->UploadXorb(x.hash, x.bytes);
-      ASSERT_TRUE(inserted.ok()) << inserted.status().ToString();
-    }
-    auto registered = cas_->UploadShard(Bytes(a.shard_bytes));
-    ASSERT_TRUE(registered.ok()) << registered.status().ToString();
+    StartServer("download", {"--recent-xorb-cache-mb", "0"});
   }
 
   std::string Range(Downloader& d, const Hash& h, uint64_t first, uint64_t last) {
@@ -91,11 +71,6 @@ class DownloaderTest : public ::testing::Test {
     return out;
   }
 
-  HttpClient http_{FastRetries()};
-  std::unique_ptr<ServerProcess> server_;
-  std::string token_;
-  std::unique_ptr<CasTokenSource> tokens_;
-  std::unique_ptr<CasClient> cas_;
   testing::TempDir out_;
 };
 
@@ -115,7 +90,7 @@ TEST_F(DownloaderTest, WholeFileAndRangesAreByteIdentical) {
     const std::string dest = out_.path() + "/whole-" + std::to_string(concurrency);
     Status st = d.DownloadToFile(a.file_hash, a.size, dest);
     ASSERT_TRUE(st.ok()) << st.ToString();
-    EXPECT_EQ(Slurp(dest), AsString(data));
+    EXPECT_EQ(testing::ReadWholeFile(dest), AsString(data));
     EXPECT_FALSE(fs::exists(PartFile::PartPath(dest)));
     EXPECT_FALSE(fs::exists(PartFile::SidecarPath(dest)));
     EXPECT_EQ(stats.bytes_done.load(), a.size);
@@ -157,7 +132,7 @@ TEST_F(DownloaderTest, MultiTermAndMultiRangeFiles) {
                                "-" + std::to_string(budget);
       Status st = d.DownloadToFile(a->file_hash, a->size, dest);
       ASSERT_TRUE(st.ok()) << st.ToString();
-      EXPECT_EQ(Slurp(dest), AsString(*bytes));
+      EXPECT_EQ(testing::ReadWholeFile(dest), AsString(*bytes));
       EXPECT_EQ(Range(d, a->file_hash, 4500, a->size - 2),
                 AsString(*bytes).substr(4500, a->size - 2 - 4500 + 1));
     }
@@ -243,7 +218,7 @@ TEST_F(DownloaderTest, InterruptedDownloadResumesWithTheMissingBlocksOnly) {
   }
   EXPECT_FALSE(fs::exists(dest));
   ASSERT_TRUE(fs::exists(PartFile::PartPath(dest)));
-  auto side = ParseSidecar(Slurp(PartFile::SidecarPath(dest)));
+  auto side = ParseSidecar(testing::ReadWholeFile(PartFile::SidecarPath(dest)));
   ASSERT_TRUE(side.ok()) << side.status().ToString();
   EXPECT_GE(side->done.size(), 3u);  // the blocks before the missing xorb
   EXPECT_LT(side->done.size(), 8u);
@@ -254,7 +229,7 @@ TEST_F(DownloaderTest, InterruptedDownloadResumesWithTheMissingBlocksOnly) {
   Downloader d(*cas_, o);
   Status st = d.DownloadToFile(a.file_hash, a.size, dest);
   ASSERT_TRUE(st.ok()) << st.ToString();
-  EXPECT_EQ(Slurp(dest), AsString(data));
+  EXPECT_EQ(testing::ReadWholeFile(dest), AsString(data));
   // Only the blocks the sidecar did not list were fetched.
   const uint64_t missing_bytes = a.size - side->done.size() * o.block_bytes;
   EXPECT_GT(stats.bytes_received.load(), 0u);
@@ -283,7 +258,7 @@ TEST_F(DownloaderTest, WarmCacheNeedsNoXorbFetchesAndSurvivesDamage) {
     o.stats = &stats;
     Downloader d(*cas_, o);
     ASSERT_TRUE(d.DownloadToFile(a.file_hash, a.size, out_.path() + "/warm").ok());
-    EXPECT_EQ(Slurp(out_.path() + "/warm"), AsString(data));
+    EXPECT_EQ(testing::ReadWholeFile(out_.path() + "/warm"), AsString(data));
     EXPECT_EQ(stats.bytes_received.load(), 0u);  // no xorb fetches at all
     EXPECT_GT(stats.bytes_from_cache.load(), 0u);
     // Ranges read the cache too.
@@ -304,7 +279,7 @@ TEST_F(DownloaderTest, WarmCacheNeedsNoXorbFetchesAndSurvivesDamage) {
   Downloader d(*cas_, o);
   Status st = d.DownloadToFile(a.file_hash, a.size, out_.path() + "/again");
   ASSERT_TRUE(st.ok()) << st.ToString();
-  EXPECT_EQ(Slurp(out_.path() + "/again"), AsString(data));
+  EXPECT_EQ(testing::ReadWholeFile(out_.path() + "/again"), AsString(data));
   EXPECT_GT(stats.bytes_received.load(), 0u);
   EXPECT_EQ(stats.bytes_from_cache.load(), 0u);
 }

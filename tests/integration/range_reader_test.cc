@@ -10,9 +10,7 @@
 #include <random>
 #include <thread>
 
-#include "client/cas/cas_client.h"
-#include "client/transport/http_client.h"
-#include "support/server_process.h"
+#include "integration/cas_client_fixture.h"
 #include "support/temp_dir.h"
 #include "support/test_support.h"
 #include "support/xet_fixtures.h"
@@ -20,31 +18,11 @@
 namespace xet {
 namespace {
 
-using testing::ServerProcess;
 using testing::UploadArtifacts;
 
-std::span<const uint8_t> Bytes(const std::string& s) {
-  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
-}
-
-class RangeReaderServerTest : public ::testing::Test {
+class RangeReaderServerTest : public testing::CasClientFixture {
  protected:
-  void SetUp() override {
-    server_ = std::make_unique<ServerProcess>(testing::MakeTempDir("range-reader"));
-    token_ = server_->CreateToken("write", "team/a");
-    ASSERT_FALSE(token_.empty());
-    tokens_ = MakeStaticTokenSource(XetToken{token_, server_->url() + "/", 0});
-    cas_ = std::make_unique<CasClient>(http_, *tokens_);
-  }
-
-  void UploadAll(const UploadArtifacts& a) {
-    for (const SerializedXorb& x : a.xorbs) {
-      auto inserted = cas_->UploadXorb(x.hash, x.bytes);
-      ASSERT_TRUE(inserted.ok()) << inserted.status().ToString();
-    }
-    auto registered = cas_->UploadShard(Bytes(a.shard_bytes));
-    ASSERT_TRUE(registered.ok()) << registered.status().ToString();
-  }
+  void SetUp() override { StartServer("range-reader"); }
 
   // Whether the server answers with chunk detail.
   bool ServerSendsDetail(const Hash& file) {
@@ -66,12 +44,6 @@ class RangeReaderServerTest : public ::testing::Test {
     return std::vector<uint8_t>(first,
                                 first + static_cast<ptrdiff_t>(std::min(n, data.size() - offset)));
   }
-
-  HttpClient http_;
-  std::unique_ptr<ServerProcess> server_;
-  std::string token_;
-  std::unique_ptr<CasTokenSource> tokens_;
-  std::unique_ptr<CasClient> cas_;
 };
 
 TEST_F(RangeReaderServerTest, RandomAndSequentialReadsWithOneReconstruction) {
