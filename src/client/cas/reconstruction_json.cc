@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "client/transport/json_fields.h"
+#include "format/xorb_limits.h"
 
 namespace xet {
 namespace {
@@ -60,6 +61,10 @@ Result<Reconstruction> ReconstructionFrom(const json& j) {
         !wire_json::GetU32(*range, "end", &term.chunk_end) || term.chunk_end <= term.chunk_start) {
       return wire_json::Bad(kDoc,
                             "term " + std::to_string(r.terms.size()) + ": bad range or length");
+    }
+    if (term.chunk_end > kXorbMaxChunks) {
+      return wire_json::Bad(kDoc, "term " + std::to_string(r.terms.size()) +
+                                      ": chunks past the last a xorb can hold");
     }
     // Chunk detail (xetstore extension): one length per chunk, adding up to the term.
     bool ok = true;
@@ -118,6 +123,10 @@ Result<Reconstruction> ReconstructionFrom(const json& j) {
             !wire_json::GetU64(*bytes, "end", &fr.byte_end) || fr.chunk_end <= fr.chunk_start ||
             fr.byte_end < fr.byte_start) {
           return wire_json::Bad(kDoc, "xorb " + key + ": bad fetch range");
+        }
+        // Inside a xorb: the client sizes its buffers by these numbers.
+        if (fr.chunk_end > kXorbMaxChunks || fr.byte_end >= kXorbMaxSize) {
+          return wire_json::Bad(kDoc, "xorb " + key + ": fetch range past the end a xorb can have");
         }
         // Chunk detail: each chunk's start and the end, ascending, spanning the bytes.
         bool ok = true;
