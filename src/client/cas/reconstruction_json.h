@@ -13,9 +13,9 @@ namespace xet {
 
 // A /v2/reconstructions answer. Besides the shape, checks that every term's range is
 // non-empty, every fetch range is non-empty (chunks and bytes), every term's xorb has
-// fetch entries, each xorb is listed once, and every chunk index and fetched byte lies
-// where a xorb can have one (format/xorb_limits.h: chunk indices up to kXorbMaxChunks, bytes
-// below kXorbMaxSize), so that no answer makes the client reserve more than a xorb's size.
+// fetch entries, each xorb is listed once, and every fetched byte lies where a xorb can
+// have one (below kXorbMaxSize, format/xorb_limits.h), so that no answer makes the client
+// reserve more than a xorb's size.
 Result<Reconstruction> ParseReconstructionJson(std::string_view body);
 
 }  // namespace xet

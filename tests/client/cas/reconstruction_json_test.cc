@@ -141,23 +141,19 @@ TEST(ReconstructionJsonTest, OneXorbSpelledTwiceIsRefused) {
 }
 
 TEST(ReconstructionJsonTest, RangesBeyondAnyXorbAreRefused) {
-  // The client sizes its buffers by the fetch ranges: no answer may name bytes or chunks a
-  // xorb (at most 64 MiB of chunk records, 8,192 chunks) cannot have.
+  // The client sizes its buffers by the fetch ranges: no answer may name a byte a xorb (at
+  // most 64 MiB serialized) cannot have. Chunk indices are not bounded: the spec sets no
+  // limit on a xorb's chunk count.
   auto fetch = [](uint64_t chunk_end, uint64_t byte_end) {
     return R"({")" + kHashA + R"(":[{"url":"u","ranges":[{"chunks":{"start":0,"end":)" +
            std::to_string(chunk_end) + R"(},"bytes":{"start":0,"end":)" + std::to_string(byte_end) +
            "}}]}]}";
   };
-  auto term = [](uint64_t chunk_end) {
-    return R"([{"hash":")" + kHashA + R"(","unpacked_length":5,"range":{"start":0,"end":)" +
-           std::to_string(chunk_end) + "}}]";
-  };
   const uint64_t last_byte = (64u << 20) - 1;
   EXPECT_TRUE(ParseReconstructionJson(Recon("[]", fetch(8192, last_byte))).ok());
-  EXPECT_TRUE(ParseReconstructionJson(Recon(term(8192), fetch(8192, last_byte))).ok());
+  EXPECT_TRUE(ParseReconstructionJson(Recon("[]", fetch(100000, 999999))).ok());
   for (const std::string& bad :
-       {Recon("[]", fetch(8193, 9)), Recon("[]", fetch(1, last_byte + 1)),
-        Recon("[]", fetch(1, uint64_t{1} << 40)), Recon(term(8193), fetch(8192, 9))}) {
+       {Recon("[]", fetch(1, last_byte + 1)), Recon("[]", fetch(1, uint64_t{1} << 40))}) {
     auto p = ParseReconstructionJson(bad);
     ASSERT_FALSE(p.ok()) << bad;
     EXPECT_EQ(p.status().code(), Status::Code::kCorruption);
