@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "client/transport/byteranges.h"
+#include "fuzz/support/arrivals.h"
 #include "fuzz/support/heap_meter.h"
 #include "fuzz/support/property_check.h"
 
@@ -51,9 +52,9 @@ struct Outcome {
   bool operator==(const Outcome&) const = default;
 };
 
-// Feeds `body` in pieces whose sizes cycle through `sizes` (each at least 1).
+// Feeds `body` as `arrival` splits it.
 Outcome Parse(xet::ByteRangesParser& parser, std::string_view body,
-              const std::vector<size_t>& sizes) {
+              const xet::fuzz::Arrival& arrival) {
   Outcome out;
   const xet::ByteRangesParser::PartCallback on_part = [&](const xet::ContentRange& r,
                                                           std::span<const uint8_t> bytes) {
@@ -63,20 +64,16 @@ Outcome Parse(xet::ByteRangesParser& parser, std::string_view body,
              std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size())});
     return xet::Status::Ok();
   };
-  size_t at = 0;
-  for (size_t i = 0; at < body.size(); ++i) {
-    const size_t n = std::min(sizes[i % sizes.size()], body.size() - at);
-    const xet::Status st = parser.Feed(body.substr(at, n), on_part);
-    at += n;
-    if (!st.ok()) {
-      Check(st.code() == xet::Status::Code::kCorruption ||
-                st.code() == xet::Status::Code::kResourceExhausted,
-            "Feed's error code");
-      Check(!st.message().empty(), "Feed's error without a message");
-      out.feed = st.code();
-      break;
-    }
-  }
+  xet::fuzz::FeedInPieces(std::span(body), arrival, [&](std::span<const char> piece) {
+    const xet::Status st = parser.Feed(std::string_view(piece.data(), piece.size()), on_part);
+    if (st.ok()) return true;
+    Check(st.code() == xet::Status::Code::kCorruption ||
+              st.code() == xet::Status::Code::kResourceExhausted,
+          "Feed's error code");
+    Check(!st.message().empty(), "Feed's error without a message");
+    out.feed = st.code();
+    return false;
+  });
   const xet::Status fin = parser.Finish();
   if (!fin.ok()) Check(!fin.message().empty(), "Finish's error without a message");
   out.finish = fin.code();
@@ -103,22 +100,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   Check(!boundary->empty() && boundary->size() <= 70, "boundary length");
 
+  const std::vector<xet::fuzz::Arrival> arrivals = xet::fuzz::Arrivals(std::span(text), 97);
   xet::ByteRangesParser parser(*boundary, kMaxPartBytes, kMaxParts);
-  const Outcome whole = Parse(parser, text, {text.size() + 1});
+  const Outcome whole = Parse(parser, text, arrivals[0]);
   parser.Reset();
-  Check(Parse(parser, text, {text.size() + 1}) == whole, "a second parse after Reset differs");
-
-  // Piece sizes from the body itself, so that the fuzzer steers them too.
-  std::vector<size_t> sizes;
-  for (size_t i = 0; i < 8 && i < text.size(); ++i) {
-    sizes.push_back(1 + static_cast<uint8_t>(text[text.size() - 1 - i]) % 97);
-  }
-  if (sizes.empty()) sizes.push_back(1);
-  xet::ByteRangesParser pieces(*boundary, kMaxPartBytes, kMaxParts);
-  Check(Parse(pieces, text, sizes) == whole, "pieces of varying size change the outcome");
-  if (text.size() <= 4096) {  // byte by byte is quadratic at worst: keep inputs short
-    xet::ByteRangesParser bytes(*boundary, kMaxPartBytes, kMaxParts);
-    Check(Parse(bytes, text, {1}) == whole, "byte-by-byte arrival changes the outcome");
+  Check(Parse(parser, text, arrivals[0]) == whole, "a second parse after Reset differs");
+  for (size_t i = 1; i < arrivals.size(); ++i) {
+    xet::ByteRangesParser fresh(*boundary, kMaxPartBytes, kMaxParts);
+    Check(Parse(fresh, text, arrivals[i]) == whole, "how the body arrives changes the outcome");
   }
   heap.Check("byteranges_fuzzer", size, 64, 1 << 20);
   return 0;

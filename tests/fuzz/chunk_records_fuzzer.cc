@@ -23,6 +23,7 @@
 #include "client/download/chunk_records.h"
 #include "format/compression.h"
 #include "format/xorb_limits.h"
+#include "fuzz/support/arrivals.h"
 #include "fuzz/support/heap_meter.h"
 #include "fuzz/support/property_check.h"
 
@@ -44,7 +45,7 @@ struct Outcome {
 };
 
 Outcome Stream(std::span<const uint8_t> range, uint32_t num_chunks,
-               const std::vector<size_t>& sizes) {
+               const xet::fuzz::Arrival& arrival) {
   xet::ChunkRecordStream stream;
   stream.Reset(num_chunks, range.size());
   Outcome out;
@@ -55,22 +56,12 @@ Outcome Stream(std::span<const uint8_t> range, uint32_t num_chunks,
         Record{index, r.csize, r.usize, r.scheme, std::string(payload.begin(), payload.end())});
     return xet::Status::Ok();
   };
-  size_t at = 0;
-  for (size_t i = 0; at < range.size(); ++i) {
-    const size_t n = std::min(sizes[i % sizes.size()], range.size() - at);
-    const xet::Status st = stream.Feed(range.subspan(at, n), on_record);
-    at += n;
-    if (!st.ok()) {
-      Check.Refusal(st, xet::Status::Code::kCorruption);
-      out.ok = false;
-      return out;
-    }
-  }
-  const xet::Status fin = stream.Finish();
-  if (!fin.ok()) {
-    Check.Refusal(fin, xet::Status::Code::kCorruption);
-    out.ok = false;
-  }
+  xet::fuzz::FeedInPieces(range, arrival, [&](std::span<const uint8_t> piece) {
+    out.ok = !Check.Refused(stream.Feed(piece, on_record), xet::Status::Code::kCorruption);
+    return out.ok;
+  });
+  if (!out.ok) return out;
+  out.ok = !Check.Refused(stream.Finish(), xet::Status::Code::kCorruption);
   return out;
 }
 
@@ -85,8 +76,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<xet::ChunkRecord> parsed;
   const xet::Status whole = xet::ParseChunkRecords(range, num_chunks, &parsed);
   Outcome expected;
-  if (!whole.ok()) {
-    Check.Refusal(whole, xet::Status::Code::kCorruption);
+  if (Check.Refused(whole, xet::Status::Code::kCorruption)) {
     expected.ok = false;
   } else {
     Check(parsed.size() == num_chunks, "not exactly num_chunks records");
@@ -119,15 +109,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   // The stream hands out records as they complete; a refused range may have completed some
   // before the refusal, so only accepted ranges are compared record by record.
-  std::vector<size_t> sizes;
-  for (size_t i = 0; i < 8 && i < range.size(); ++i) {
-    sizes.push_back(1 + range[range.size() - 1 - i] % 251);
-  }
-  if (sizes.empty()) sizes.push_back(1);
-  for (const std::vector<size_t>& s :
-       {std::vector<size_t>{range.size() + 1}, sizes, std::vector<size_t>{1}}) {
-    if (s.size() == 1 && s[0] == 1 && range.size() > 4096) continue;  // keep byte by byte short
-    const Outcome got = Stream(range, num_chunks, s);
+  for (const xet::fuzz::Arrival& arrival : xet::fuzz::Arrivals(range, 251)) {
+    const Outcome got = Stream(range, num_chunks, arrival);
     Check(got.ok == expected.ok, "the stream and the whole range disagree on acceptance");
     if (got.ok) Check(got == expected, "the stream hands out other records");
   }

@@ -32,13 +32,6 @@ namespace {
 
 constexpr xet::fuzz::PropertyCheck Check("hub_answers_fuzzer");
 
-template <typename T>
-bool Refused(const xet::Result<T>& r, xet::Status::Code code) {
-  if (r.ok()) return false;
-  Check.Refusal(r.status(), code);
-  return true;
-}
-
 constexpr auto kCorruption = xet::Status::Code::kCorruption;
 // The largest instant FormatIsoMillis writes with a four-digit year: 9999-12-31T23:59:59.999Z.
 constexpr int64_t kLastIsoMillis = 253402300799999;
@@ -51,14 +44,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   xet::fuzz::HeapScope heap;
   switch (data[0] % 7) {
     case 0:
-      (void)Refused(xet::ParseBucketJson(body), kCorruption);
+      (void)Check.Refused(xet::ParseBucketJson(body), kCorruption);
       break;
     case 1:
-      (void)Refused(xet::ParseBucketListJson(body), kCorruption);
+      (void)Check.Refused(xet::ParseBucketListJson(body), kCorruption);
       break;
     case 2: {
       auto entries = xet::ParseEntryListJson(body);
-      if (Refused(entries, kCorruption)) break;
+      if (Check.Refused(entries, kCorruption)) break;
       for (const xet::RemoteEntry& e : *entries) {
         if (!e.posix) continue;
         Check(xet::ValidatePosix(*e.posix).ok(), "an entry's POSIX metadata breaks the rules");
@@ -68,16 +61,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     case 3: {
       auto token = xet::ParseXetTokenJson(body);
-      if (Refused(token, kCorruption)) break;
+      if (Check.Refused(token, kCorruption)) break;
       Check(!token->cas_url.ends_with('/'), "casUrl with a trailing '/'");
       break;
     }
     case 4:
-      (void)Refused(xet::ParseBatchOutcomeJson(body), kCorruption);
+      (void)Check.Refused(xet::ParseBatchOutcomeJson(body), kCorruption);
       break;
     case 5: {
       auto ms = xet::ParseIsoMillis(body);
-      if (Refused(ms, xet::Status::Code::kInvalidArgument)) break;
+      if (Check.Refused(ms, xet::Status::Code::kInvalidArgument)) break;
       if (*ms >= 0 && *ms <= kLastIsoMillis) {
         auto again = xet::ParseIsoMillis(xet::FormatIsoMillis(*ms));
         Check(again.ok() && *again == *ms, "the server's form of a time reads differently");

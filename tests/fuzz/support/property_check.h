@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "common/result.h"
 #include "common/status.h"
 
 namespace xet::fuzz {
@@ -27,6 +28,18 @@ class PropertyCheck {
   void Refusal(const Status& refusal, Status::Code code) const {
     (*this)(refusal.code() == code, "refusal code");
     (*this)(!refusal.message().empty(), "refusal without a message");
+  }
+
+  // For an outcome that may be a refusal: false when `outcome` is ok; otherwise checks it as
+  // Refusal does and returns true. `if (Check.Refused(r, code)) return 0;`
+  bool Refused(const Status& outcome, Status::Code code) const {
+    if (outcome.ok()) return false;
+    Refusal(outcome, code);
+    return true;
+  }
+  template <typename T>
+  bool Refused(const Result<T>& outcome, Status::Code code) const {
+    return !outcome.ok() && Refused(outcome.status(), code);
   }
 
   [[noreturn]] void Fail(const char* what) const {
