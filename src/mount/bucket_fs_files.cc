@@ -532,12 +532,12 @@ std::vector<Ino> BucketFs::CommitGroup(const std::vector<Ino>& inos) NO_THREAD_S
     if (work[i].early) uploaded[i] = *work[i].early;
   }
   if (!items.empty()) {
-    auto cas = WriteCas();
-    Result<std::vector<UploadedFile>> files = cas.status();
-    if (cas.ok()) {
-      Uploader uploader(**cas, CommitUploadOptions(items));
-      files = uploader.Upload(items);
-    }
+    const auto upload = [&]() -> Result<std::vector<UploadedFile>> {
+      XET_ASSIGN_OR_RETURN(auto cas, WriteCas());
+      Uploader uploader(*cas, CommitUploadOptions(items));
+      return uploader.Upload(items);
+    };
+    Result<std::vector<UploadedFile>> files = upload();
     if (files.ok()) {
       for (size_t k = 0; k < files->size(); ++k) uploaded[item_work[k]] = (*files)[k];
     } else {

@@ -5,6 +5,8 @@
 #include <optional>
 #include <string_view>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "format/sha256.h"
 #include "format/shard_parser.h"
@@ -111,15 +113,23 @@ Status ConsistencyCheck::CheckShardRows(FsckReport& report) {
     ++report.shards_checked;
     shards_.insert(s.hash);
     const std::string key = ShardKey(s.hash);
-    auto bytes = options_.deep ? objects_.Get(key) : objects_.Size(key).status();
-    if (!bytes.ok()) {
-      if (bytes.status().code() != Status::Code::kNotFound) return bytes.status();
+    std::optional<std::vector<uint8_t>> bytes;  // read only by a deep check
+    Status found;
+    if (options_.deep) {
+      auto got = objects_.Get(key);
+      found = got.status();
+      if (got.ok()) bytes = std::move(*got);
+    } else {
+      found = objects_.Size(key).status();
+    }
+    if (found.code() == Status::Code::kNotFound) {
       report.problems.push_back(Problem("shard-object-missing", key,
                                         "the index records it, the "
                                         "object store has no object"));
       return Status::Ok();
     }
-    if (!options_.deep) return Status::Ok();
+    XET_RETURN_IF_ERROR(found);
+    if (!bytes) return Status::Ok();
     Status st = VerifyStoredShard(*bytes, s.hash);
     if (!st.ok()) report.problems.push_back(Problem("shard-corrupt", key, st.message()));
     return Status::Ok();
