@@ -1,10 +1,32 @@
 #include "store/bucket_batch_applier.h"
 
 #include <cstdint>
+#include <utility>
 
 #include "store/bucket_keys.h"
 
 namespace xet {
+
+Result<BucketBatchResult> BucketBatchApplier::ApplyBatch(std::span<const BucketOp> ops) {
+  BucketBatchResult result;
+  result.ops.reserve(ops.size());
+  XET_RETURN_IF_ERROR(Begin());
+  for (const BucketOp& op : ops) {
+    XET_ASSIGN_OR_RETURN(BucketOpResult r, Apply(op));
+    if (r.ok) result.succeeded++;
+    result.ops.push_back(std::move(r));
+  }
+  XET_RETURN_IF_ERROR(Finish());
+  return result;
+}
+
+Status BucketBatchApplier::Import(std::span<const BucketEntry> put,
+                                  std::span<const BucketEntry> remove) {
+  XET_RETURN_IF_ERROR(Begin());
+  for (const BucketEntry& e : remove) XET_RETURN_IF_ERROR(ImportRemoval(e));
+  for (const BucketEntry& e : put) XET_RETURN_IF_ERROR(ImportEntry(e));
+  return Finish();
+}
 
 Result<BucketOpResult> BucketBatchApplier::Apply(const BucketOp& op) {
   switch (op.kind) {

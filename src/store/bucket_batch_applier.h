@@ -3,9 +3,9 @@
 // entries it writes, removes, stages or makes visible. A backend derives from it and supplies
 // the storage steps (its SQL), each inside the batch's transaction.
 //
-// Use: the backend's Begin(), Apply() per op, the backend's Finish(). Apply() reports an
-// operation's own failure (unknown file, missing source, ...) in its BucketOpResult, having
-// written nothing; a non-OK Status is a storage failure and fails the whole batch.
+// Use: ApplyBatch() (or Import()) inside the backend's transaction. Each op's own failure
+// (unknown file, missing source, ...) is reported in its BucketOpResult, having written
+// nothing; a non-OK Status is a storage failure and fails the whole batch.
 //
 // Accounting: the storage steps that write or remove entries add to delta_files_ and
 // delta_size_ (file entries only) and set changed_; Finish() applies them to the bucket's
@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -32,14 +33,15 @@ class BucketBatchApplier {
   BucketBatchApplier(const BucketBatchApplier&) = delete;
   BucketBatchApplier& operator=(const BucketBatchApplier&) = delete;
 
-  Result<BucketOpResult> Apply(const BucketOp& op);
+  // Index::ApplyBucketBatch's work: `ops` in order, each op's outcome in the result, then
+  // the bucket's totals and visibility (Finish). Call once.
+  Result<BucketBatchResult> ApplyBatch(std::span<const BucketOp> ops);
 
-  // Index::ImportBucketEntries' steps: write `e` exactly as given (its uploaded_at_ms
-  // included), a file entry's file made visible to the bucket's scope first (InvalidArgument
-  // if that file is not registered); remove exactly the entry `e` names (its path and
-  // is_directory), if present.
-  Status ImportEntry(const BucketEntry& e);
-  Status ImportRemoval(const BucketEntry& e);
+  // Index::ImportBucketEntries' entry steps: remove exactly the entries `remove` names (their
+  // path and is_directory), if present; then write each of `put` exactly as given (its
+  // uploaded_at_ms included), a file entry's file made visible to the bucket's scope first
+  // (InvalidArgument if that file is not registered); then Finish. Call once.
+  Status Import(std::span<const BucketEntry> put, std::span<const BucketEntry> remove);
 
  protected:
   BucketBatchApplier(int64_t bucket_id, Scope scope, int64_t now_ms)
@@ -77,6 +79,11 @@ class BucketBatchApplier {
   };
 
   // --- storage steps, each within the batch's transaction ---
+  // Before the first op: prepares the backend's staging (empty) for this batch.
+  virtual Status Begin() = 0;
+  // After the last op: drops the bucket's visibility of files that lost their last entry
+  // and updates the bucket's totals and updated_at (when anything changed).
+  virtual Status Finish() = 0;
   // The id of bucket ns/name, or nullopt if absent.
   virtual Result<std::optional<int64_t>> FindBucketId(std::string_view ns,
                                                       std::string_view name) = 0;
@@ -127,6 +134,9 @@ class BucketBatchApplier {
   bool changed_ = false;
 
  private:
+  Result<BucketOpResult> Apply(const BucketOp& op);
+  Status ImportEntry(const BucketEntry& e);
+  Status ImportRemoval(const BucketEntry& e);
   // The id of source bucket "NAMESPACE/BUCKET" ("" = this bucket), or nullopt if absent.
   Result<std::optional<int64_t>> SourceBucketId(const std::string& full_name);
   Result<BucketOpResult> AddFile(const BucketOp& op);

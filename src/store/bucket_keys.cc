@@ -30,6 +30,24 @@ Status BucketNotFound(std::string_view ns, std::string_view name) {
   return Status::NotFound("bucket " + BucketFullName(ns, name) + " not found");
 }
 
+std::pair<std::string, std::string> BucketListingStart(std::string_view after) {
+  if (auto split = SplitBucketFullName(after)) {
+    return {std::string(split->first), std::string(split->second)};
+  }
+  if (after.empty()) return {};
+  return {std::string(after), "\x7f"};
+}
+
+BucketRecord NewBucketRecord(std::string ns, std::string name, bool is_private, int64_t now_ms) {
+  BucketRecord b;
+  b.ns = std::move(ns);
+  b.name = std::move(name);
+  b.is_private = is_private;
+  b.created_at_ms = now_ms;
+  b.updated_at_ms = now_ms;
+  return b;
+}
+
 BucketOpResult BucketOpFailed(std::string error) {
   BucketOpResult r;
   r.ok = false;

@@ -7,6 +7,7 @@
 // exactly the keys that start with dir + "/" ('0' is the byte after '/').
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,6 +28,14 @@ std::string BucketFullName(std::string_view ns, std::string_view name);
 std::optional<std::pair<std::string_view, std::string_view>> SplitBucketFullName(
     std::string_view full);
 Status BucketNotFound(std::string_view ns, std::string_view name);
+
+// Where a bucket listing resumes (Index::ListBuckets' `after`): the (namespace, name) pair
+// to list strictly after. "NAMESPACE/BUCKET" is that bucket; a bare namespace is after every
+// bucket in it ('\x7f' sorts after every valid bucket name); "" is before everything.
+std::pair<std::string, std::string> BucketListingStart(std::string_view after);
+
+// The record of a bucket created at `now_ms`: no files yet.
+BucketRecord NewBucketRecord(std::string ns, std::string name, bool is_private, int64_t now_ms);
 
 // A failed operation of a batch (its one-line error), and a successful one.
 BucketOpResult BucketOpFailed(std::string error);

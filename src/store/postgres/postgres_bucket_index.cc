@@ -12,6 +12,7 @@
 //   path + "/" (store/bucket_keys.h).
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,7 @@
 #include "protocol/posix_metadata.h"
 #include "store/bucket_batch_applier.h"
 #include "store/bucket_keys.h"
+#include "store/bucket_tree_walk.h"
 #include "store/postgres/pg_values.h"
 #include "store/postgres/postgres_index.h"
 
@@ -134,10 +136,9 @@ class PgBatchApplier final : public BucketBatchApplier {
   PgBatchApplier(PgConnection& conn, int64_t bucket_id, Scope scope, int64_t now_ms)
       : BucketBatchApplier(bucket_id, std::move(scope), now_ms), conn_(conn) {}
 
-  Status Begin();
-  Status Finish();
-
  private:
+  Status Begin() override;
+  Status Finish() override;
   Result<std::optional<int64_t>> FindBucketId(std::string_view ns, std::string_view name) override {
     return FindBucketRow(conn_, ns, name, /*lock=*/false);
   }
@@ -434,107 +435,38 @@ Status PgBatchApplier::Finish() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Listings (the walk of SqliteIndex's TreeScan, reading bounded pages of rows).
+// Listings.
 
-class PgTreeScan {
- public:
-  PgTreeScan(PgConnection& conn, int64_t bucket_id, std::string dir, bool recursive)
-      : conn_(conn), bucket_id_(bucket_id), dir_(std::move(dir)), recursive_(recursive) {
-    lower_ = dir_;
-    if (!dir_.empty()) upper_ = dir_.substr(0, dir_.size() - 1) + "0";
+// One read of a listing: at most `rows_per_read` rows of the walk's current range, in key
+// order, from its lower bound inclusive (the walk passes over an exclusive bound's row), so
+// that the bounds are plain index range conditions.
+Status ReadTreeRange(PgConnection& conn, int64_t bucket_id, int64_t rows_per_read,
+                     BucketTreeWalk& walk) {
+  PgParams params;
+  params.Int(bucket_id).Bytes(walk.lower()).Int(rows_per_read);
+  if (walk.upper()) params.Bytes(*walk.upper());
+  XET_ASSIGN_OR_RETURN(PgResult r,
+                       conn.Exec(walk.upper() ? "SELECT " XET_PG_ENTRY_COLUMNS
+                                                " FROM bucket_entries WHERE bucket_id = $1 AND "
+                                                "path >= $2 AND path < $4 ORDER BY path LIMIT $3"
+                                              : "SELECT " XET_PG_ENTRY_COLUMNS
+                                                " FROM bucket_entries WHERE bucket_id = $1 AND "
+                                                "path >= $2 ORDER BY path LIMIT $3",
+                                 params));
+  int row = 0;
+  const std::function<Result<BucketEntry>()> read_entry = [&] { return ReadEntryRow(r, row); };
+  for (; row < r.rows(); ++row) {
+    XET_ASSIGN_OR_RETURN(BucketTreeWalk::Next next,
+                         walk.Offer(r.Text(row, 0), r.Int(row, 7) == kPgDirectoryKind,
+                                    r.IsNull(row, 8) ? 0 : r.Text(row, 8).size(), read_entry));
+    if (next != BucketTreeWalk::Next::kMore) return Status::Ok();
   }
-
-  Status ResumeAfter(const TreeCursor& cursor);
-  Result<BucketTreePage> ReadPage(size_t limit);
-
- private:
-  PgConnection& conn_;
-  const int64_t bucket_id_;
-  const std::string dir_;
-  const bool recursive_;
-  std::string lower_;
-  bool lower_inclusive_ = true;
-  std::optional<std::string> upper_;
-};
-
-Status PgTreeScan::ResumeAfter(const TreeCursor& cursor) {
-  const Status bad = Status::InvalidArgument("listing cursor does not belong to this listing");
-  if (!cursor.path.starts_with(dir_) || cursor.path.size() <= dir_.size()) return bad;
-  if (cursor.after_directory && recursive_) return bad;
-  if (!recursive_ && cursor.path.find('/', dir_.size()) != std::string::npos) return bad;
-  if (cursor.after_directory) {
-    lower_ = DirUpper(cursor.path);
-    lower_inclusive_ = true;
+  if (r.rows() < rows_per_read) {
+    walk.EndOfRange();
   } else {
-    lower_ = cursor.path;
-    lower_inclusive_ = false;
+    walk.ContinueAfter(r.Text(r.rows() - 1, 0));
   }
   return Status::Ok();
-}
-
-Result<BucketTreePage> PgTreeScan::ReadPage(size_t limit) {
-  BucketTreePage page;
-  page.items.reserve(std::min<size_t>(limit, 4096));
-  auto cursor_after_last = [&] {
-    const BucketTreeItem& last = page.items.back();
-    if (recursive_ && last.is_directory) return EncodeTreeCursor({false, MarkerKey(last.path)});
-    return EncodeTreeCursor({last.is_directory, last.path});
-  };
-  size_t posix_bytes = 0;
-  // Every row read becomes an item, except the listed directory's own entry and an exclusive
-  // lower bound's row: a page needs at most limit + 3 rows (the last one only proves that
-  // more follow).
-  const int64_t rows_per_read = static_cast<int64_t>(std::min<size_t>(limit, size_t{1} << 20)) + 3;
-  while (true) {
-    // From lower_ inclusive (an exclusive bound skips its row below), so the bounds are
-    // plain index range conditions.
-    PgParams params;
-    params.Int(bucket_id_).Bytes(lower_).Int(rows_per_read);
-    if (upper_) params.Bytes(*upper_);
-    XET_ASSIGN_OR_RETURN(
-        PgResult r, conn_.Exec(upper_ ? "SELECT " XET_PG_ENTRY_COLUMNS
-                                        " FROM bucket_entries WHERE bucket_id = $1 AND path >= $2 "
-                                        "AND path < $4 ORDER BY path LIMIT $3"
-                                      : "SELECT " XET_PG_ENTRY_COLUMNS
-                                        " FROM bucket_entries WHERE bucket_id = $1 AND path >= $2 "
-                                        "ORDER BY path LIMIT $3",
-                               params));
-    bool seek = false;
-    int row = 0;
-    for (; row < r.rows() && !seek; ++row) {
-      const std::string_view path = r.Text(row, 0);
-      if (path.size() == dir_.size()) continue;  // the listed directory's own entry
-      if (!lower_inclusive_ && path == lower_) continue;
-      if (page.items.size() == limit || posix_bytes >= kMaxListingPosixBytes) {
-        page.next_cursor = cursor_after_last();
-        return page;
-      }
-      const bool marker = r.Int(row, 7) == kPgDirectoryKind;
-      const size_t slash = recursive_ ? std::string_view::npos : path.find('/', dir_.size());
-      BucketTreeItem item;
-      if (slash == std::string_view::npos) {
-        posix_bytes += r.IsNull(row, 8) ? 0 : r.Text(row, 8).size();
-        XET_ASSIGN_OR_RETURN(item.entry, ReadEntryRow(r, row));
-        item.is_directory = marker;
-        item.path = item.entry.path;
-      } else {
-        if (marker && slash + 1 == path.size()) {
-          posix_bytes += r.IsNull(row, 8) ? 0 : r.Text(row, 8).size();
-          XET_ASSIGN_OR_RETURN(item.entry, ReadEntryRow(r, row));
-        }
-        item.is_directory = true;
-        item.path = std::string(path.substr(0, slash));
-        lower_ = DirUpper(item.path);
-        lower_inclusive_ = true;
-        seek = true;
-      }
-      page.items.push_back(std::move(item));
-    }
-    if (seek) continue;
-    if (r.rows() < rows_per_read) return page;      // the end of the range
-    lower_ = std::string(r.Text(r.rows() - 1, 0));  // read on after the last row
-    lower_inclusive_ = false;
-  }
 }
 
 }  // namespace
@@ -557,13 +489,7 @@ Result<BucketRecord> PostgresIndex::CreateBucket(const std::string& ns, const st
         return Status::Ok();
       });
   XET_RETURN_IF_ERROR(st);
-  BucketRecord b;
-  b.ns = ns;
-  b.name = name;
-  b.is_private = is_private;
-  b.created_at_ms = now_ms;
-  b.updated_at_ms = now_ms;
-  return b;
+  return NewBucketRecord(ns, name, is_private, now_ms);
 }
 
 Result<std::optional<BucketRecord>> PostgresIndex::GetBucket(const std::string& ns,
@@ -582,14 +508,7 @@ Result<std::vector<BucketRecord>> PostgresIndex::ListBuckets(const std::string& 
                                                              size_t limit) {
   std::vector<BucketRecord> out;
   if (limit == 0) return out;
-  std::string after_ns, after_name;
-  if (auto split = SplitBucketFullName(after)) {
-    after_ns = std::string(split->first);
-    after_name = std::string(split->second);
-  } else if (!after.empty()) {
-    after_ns = after;
-    after_name = "\x7f";
-  }
+  const auto [after_ns, after_name] = BucketListingStart(after);
   XET_ASSIGN_OR_RETURN(
       PgResult r,
       pool_->ExecOnce(
@@ -656,19 +575,12 @@ Result<BucketBatchResult> PostgresIndex::ApplyBucketBatch(const std::string& ns,
   BucketBatchResult result;
   Status st =
       pool_->RunTransaction(PgIsolation::kReadCommitted, false, [&](PgConnection& conn) -> Status {
-        result = BucketBatchResult{};  // a retried attempt starts from scratch
-        result.ops.reserve(ops.size());
         // The row lock first: every batch of this bucket holds it until it commits, so each
         // statement after it (READ COMMITTED) sees every earlier batch and none of a later one.
         XET_ASSIGN_OR_RETURN(const int64_t id, RequireBucketRow(conn, ns, name, /*lock=*/true));
         PgBatchApplier applier(conn, id, BucketFullName(ns, name), now_ms);
-        XET_RETURN_IF_ERROR(applier.Begin());
-        for (const BucketOp& op : ops) {
-          XET_ASSIGN_OR_RETURN(BucketOpResult r, applier.Apply(op));
-          if (r.ok) result.succeeded++;
-          result.ops.push_back(std::move(r));
-        }
-        return applier.Finish();
+        XET_ASSIGN_OR_RETURN(result, applier.ApplyBatch(ops));
+        return Status::Ok();
       });
   XET_RETURN_IF_ERROR(st);
   return result;
@@ -693,10 +605,7 @@ Status PostgresIndex::ImportBucketEntries(const BucketRecord& bucket,
         XET_ASSIGN_OR_RETURN(const int64_t id,
                              RequireBucketRow(conn, bucket.ns, bucket.name, /*lock=*/true));
         PgBatchApplier applier(conn, id, bucket.FullName(), bucket.updated_at_ms);
-        XET_RETURN_IF_ERROR(applier.Begin());
-        for (const BucketEntry& e : remove) XET_RETURN_IF_ERROR(applier.ImportRemoval(e));
-        for (const BucketEntry& e : put) XET_RETURN_IF_ERROR(applier.ImportEntry(e));
-        XET_RETURN_IF_ERROR(applier.Finish());
+        XET_RETURN_IF_ERROR(applier.Import(put, remove));
         return conn
             .Exec(
                 "UPDATE buckets SET private = $2, updated_at_ms = $3, "
@@ -755,27 +664,27 @@ Result<std::vector<BucketEntry>> PostgresIndex::GetBucketEntries(
 Result<BucketTreePage> PostgresIndex::ListBucketTree(const std::string& ns, const std::string& name,
                                                      const std::string& prefix, bool recursive,
                                                      const std::string& cursor, size_t limit) {
-  if (limit == 0) return Status::InvalidArgument("listing limit must be at least 1");
-  std::optional<TreeCursor> resume;
-  if (!cursor.empty()) {
-    XET_ASSIGN_OR_RETURN(resume, DecodeTreeCursor(cursor));
-  }
+  XET_ASSIGN_OR_RETURN(const BucketTreeWalk start,
+                       BucketTreeWalk::Begin(prefix, recursive, cursor, limit));
+  // Every row read becomes an item, except the listed directory's own entry and an exclusive
+  // lower bound's row: a page needs at most limit + 3 rows (the last one only proves that
+  // more follow).
+  const int64_t rows_per_read = static_cast<int64_t>(std::min<size_t>(limit, size_t{1} << 20)) + 3;
   BucketTreePage page;
   Status st =
       pool_->RunTransaction(PgIsolation::kRepeatableRead, true, [&](PgConnection& conn) -> Status {
-        page = BucketTreePage{};
+        BucketTreeWalk walk = start;  // a retried transaction starts over
         XET_ASSIGN_OR_RETURN(const int64_t id, RequireBucketRow(conn, ns, name, false));
         if (!prefix.empty()) {
           XET_ASSIGN_OR_RETURN(std::optional<BucketEntry> file,
                                FindEntryRow(conn, id, prefix, /*directories=*/false));
-          if (file) {  // a prefix naming a file lists that file alone, on one page
-            if (!resume) page.items.push_back({false, file->path, std::move(*file)});
+          if (file) {  // a prefix naming a file
+            page = walk.FilePage(std::move(*file));
             return Status::Ok();
           }
         }
-        PgTreeScan scan(conn, id, prefix.empty() ? std::string() : DirLower(prefix), recursive);
-        if (resume) XET_RETURN_IF_ERROR(scan.ResumeAfter(*resume));
-        XET_ASSIGN_OR_RETURN(page, scan.ReadPage(limit));
+        while (!walk.done()) XET_RETURN_IF_ERROR(ReadTreeRange(conn, id, rows_per_read, walk));
+        page = walk.TakePage();
         return Status::Ok();
       });
   XET_RETURN_IF_ERROR(st);

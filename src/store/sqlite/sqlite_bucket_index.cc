@@ -19,6 +19,7 @@
 // - Reads that take several statements run in one read transaction (one snapshot).
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,6 +28,7 @@
 #include "protocol/posix_metadata.h"
 #include "store/bucket_batch_applier.h"
 #include "store/bucket_keys.h"
+#include "store/bucket_tree_walk.h"
 #include "store/sqlite/sqlite_index.h"
 #include "store/sqlite/sqlite_values.h"
 
@@ -186,19 +188,16 @@ Status DeleteScope(SqliteDb& db, const char* table, const std::string& scope) {
 // Batches.
 
 // The storage steps of a batch (store/bucket_batch_applier.h) on the writer connection,
-// inside the batch's savepoint. Use: Begin(), Apply() per op, Finish().
+// inside the batch's savepoint.
 class SqliteBatchApplier final : public BucketBatchApplier {
  public:
   SqliteBatchApplier(SqliteDb& db, int64_t bucket_id, Scope scope, int64_t now_ms)
       : BucketBatchApplier(bucket_id, std::move(scope), now_ms), db_(db) {}
 
-  // Creates (once per connection) and empties the staging tables.
-  Status Begin();
-  // Drops the bucket's visibility of files that lost their last entry and updates the
-  // bucket's totals and updated_at (when anything changed).
-  Status Finish();
-
  private:
+  // Creates (once per connection) and empties the staging tables.
+  Status Begin() override;
+  Status Finish() override;
   Result<std::optional<int64_t>> FindBucketId(std::string_view ns, std::string_view name) override {
     return xet::FindBucketId(db_, ns, name);
   }
@@ -577,110 +576,31 @@ Status SqliteBatchApplier::Finish() {
 // ---------------------------------------------------------------------------------------
 // Listings.
 
-// One listing: the entries below `dir` ("" = the root, else a directory path + "/"),
-// starting at `lower` (inclusive or not), read in path order.
-class TreeScan {
- public:
-  TreeScan(SqliteDb& db, int64_t bucket_id, std::string dir, bool recursive)
-      : db_(db), bucket_id_(bucket_id), dir_(std::move(dir)), recursive_(recursive) {
-    lower_ = dir_;
-    if (!dir_.empty()) upper_ = dir_.substr(0, dir_.size() - 1) + "0";
-  }
-
-  // Continues after `cursor` instead of at the start; InvalidArgument if it cannot belong to
-  // this listing.
-  Status ResumeAfter(const TreeCursor& cursor);
-  Result<BucketTreePage> ReadPage(size_t limit);
-
- private:
-  const char* Sql() const;
-
-  SqliteDb& db_;
-  const int64_t bucket_id_;
-  const std::string dir_;
-  const bool recursive_;
-  std::string lower_;
-  bool lower_inclusive_ = true;
-  std::optional<std::string> upper_;
-};
-
-Status TreeScan::ResumeAfter(const TreeCursor& cursor) {
-  const Status bad = Status::InvalidArgument("listing cursor does not belong to this listing");
-  if (!cursor.path.starts_with(dir_) || cursor.path.size() <= dir_.size()) return bad;
-  if (cursor.after_directory && recursive_) return bad;
-  if (!recursive_ && cursor.path.find('/', dir_.size()) != std::string::npos) return bad;
-  if (cursor.after_directory) {
-    lower_ = DirUpper(cursor.path);  // the first path past the directory's range
-    lower_inclusive_ = true;
-  } else {
-    lower_ = cursor.path;
-    lower_inclusive_ = false;
-  }
-  return Status::Ok();
-}
-
-const char* TreeScan::Sql() const {
+// One read of a listing: the walk's current range, in key order, until the walk stops it.
+Status ReadTreeRange(SqliteDb& db, int64_t bucket_id, BucketTreeWalk& walk) {
 #define XET_TREE_SQL(op, upper)                                                                    \
   "SELECT " XET_ENTRY_COLUMNS " FROM bucket_entries WHERE bucket_id = ?1 AND path " op " ?2" upper \
   " ORDER BY path"
-  if (upper_) {
-    return lower_inclusive_ ? XET_TREE_SQL(">=", " AND path < ?3")
-                            : XET_TREE_SQL(">", " AND path < ?3");
-  }
-  return lower_inclusive_ ? XET_TREE_SQL(">=", "") : XET_TREE_SQL(">", "");
+  const char* sql = walk.upper()
+                        ? (walk.lower_inclusive() ? XET_TREE_SQL(">=", " AND path < ?3")
+                                                  : XET_TREE_SQL(">", " AND path < ?3"))
+                        : (walk.lower_inclusive() ? XET_TREE_SQL(">=", "") : XET_TREE_SQL(">", ""));
 #undef XET_TREE_SQL
-}
-
-Result<BucketTreePage> TreeScan::ReadPage(size_t limit) {
-  BucketTreePage page;
-  page.items.reserve(std::min<size_t>(limit, 4096));
-  auto cursor_after_last = [&] {
-    const BucketTreeItem& last = page.items.back();
-    if (recursive_ && last.is_directory) return EncodeTreeCursor({false, MarkerKey(last.path)});
-    return EncodeTreeCursor({last.is_directory, last.path});
-  };
-  size_t posix_bytes = 0;  // of the items so far (bounds the page's memory)
-  // Each pass reads from lower_ until the end or until a subdirectory is emitted; the next
-  // pass then seeks past that directory's key range instead of reading its entries.
+  XET_ASSIGN_OR_RETURN(ScopedStatement stmt, db.Prepare(sql));
+  XET_RETURN_IF_ERROR(stmt->BindInt64(1, bucket_id));
+  XET_RETURN_IF_ERROR(stmt->BindText(2, walk.lower()));
+  if (walk.upper()) XET_RETURN_IF_ERROR(stmt->BindText(3, *walk.upper()));
+  const std::function<Result<BucketEntry>()> read_entry = [&] { return ReadEntry(*stmt); };
   while (true) {
-    XET_ASSIGN_OR_RETURN(ScopedStatement stmt, db_.Prepare(Sql()));
-    XET_RETURN_IF_ERROR(stmt->BindInt64(1, bucket_id_));
-    XET_RETURN_IF_ERROR(stmt->BindText(2, lower_));
-    if (upper_) XET_RETURN_IF_ERROR(stmt->BindText(3, *upper_));
-    bool seek = false;
-    while (!seek) {
-      XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
-      if (!row) return page;
-      const std::string_view path = stmt->ColumnText(0);
-      // The listed directory's own entry (its key is dir_) is not an item of it.
-      if (path.size() == dir_.size()) continue;
-      // Another item exists: the page is full.
-      if (page.items.size() == limit || posix_bytes >= kMaxListingPosixBytes) {
-        page.next_cursor = cursor_after_last();
-        return page;
-      }
-      const bool marker = stmt->ColumnInt64(7) == kDirectoryKind;
-      const size_t slash = recursive_ ? std::string_view::npos : path.find('/', dir_.size());
-      BucketTreeItem item;
-      if (slash == std::string_view::npos) {
-        posix_bytes += stmt->ColumnText(8).size();
-        XET_ASSIGN_OR_RETURN(item.entry, ReadEntry(*stmt));
-        item.is_directory = marker;
-        item.path = item.entry.path;
-      } else {
-        // A subdirectory. Its own entry, if it has one, is the first key of its range.
-        if (marker && slash + 1 == path.size()) {
-          posix_bytes += stmt->ColumnText(8).size();
-          XET_ASSIGN_OR_RETURN(item.entry, ReadEntry(*stmt));
-        }
-        item.is_directory = true;
-        item.path = std::string(path.substr(0, slash));
-        lower_ = DirUpper(item.path);
-        lower_inclusive_ = true;
-        seek = true;
-      }
-      page.items.push_back(std::move(item));
+    XET_ASSIGN_OR_RETURN(bool row, stmt->Step());
+    if (!row) {
+      walk.EndOfRange();
+      return Status::Ok();
     }
+    XET_ASSIGN_OR_RETURN(BucketTreeWalk::Next next,
+                         walk.Offer(stmt->ColumnText(0), stmt->ColumnInt64(7) == kDirectoryKind,
+                                    stmt->ColumnText(8).size(), read_entry));
+    if (next != BucketTreeWalk::Next::kMore) return Status::Ok();
   }
 }
 
@@ -707,13 +627,7 @@ Result<BucketRecord> SqliteIndex::CreateBucket(const std::string& ns, const std:
     return Status::Ok();
   });
   XET_RETURN_IF_ERROR(st);
-  BucketRecord b;
-  b.ns = ns;
-  b.name = name;
-  b.is_private = is_private;
-  b.created_at_ms = now_ms;
-  b.updated_at_ms = now_ms;
-  return b;
+  return NewBucketRecord(ns, name, is_private, now_ms);
 }
 
 Result<std::optional<BucketRecord>> SqliteIndex::GetBucket(const std::string& ns,
@@ -735,17 +649,7 @@ Result<std::vector<BucketRecord>> SqliteIndex::ListBuckets(const std::string& ns
                                                            const std::string& after, size_t limit) {
   std::vector<BucketRecord> out;
   if (limit == 0) return out;
-  // `after` is "NAMESPACE/BUCKET"; without a '/' it is a namespace: start after all of it
-  // ('\x7f' sorts after every valid bucket name).
-  std::string after_ns;
-  std::string after_name;
-  if (auto split = SplitBucketFullName(after)) {
-    after_ns = std::string(split->first);
-    after_name = std::string(split->second);
-  } else if (!after.empty()) {
-    after_ns = after;
-    after_name = "\x7f";
-  }
+  const auto [after_ns, after_name] = BucketListingStart(after);
   auto lease = readers_->Acquire();
   XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
                        lease.db().Prepare(std::string("SELECT ") + kBucketColumns +
@@ -819,18 +723,11 @@ Result<BucketBatchResult> SqliteIndex::ApplyBucketBatch(const std::string& ns,
                                                         int64_t now_ms) {
   BucketBatchResult result;
   Status st = writer_->Submit([&](SqliteDb& db) -> Status {
-    // The group committer may run this more than once: start from scratch each time.
-    result = BucketBatchResult{};
-    result.ops.reserve(ops.size());
+    // The group committer may run this more than once: each run's result replaces the last.
     XET_ASSIGN_OR_RETURN(const int64_t id, RequireBucketId(db, ns, name));
     SqliteBatchApplier applier(db, id, BucketFullName(ns, name), now_ms);
-    XET_RETURN_IF_ERROR(applier.Begin());
-    for (const BucketOp& op : ops) {
-      XET_ASSIGN_OR_RETURN(BucketOpResult r, applier.Apply(op));
-      if (r.ok) result.succeeded++;
-      result.ops.push_back(std::move(r));
-    }
-    return applier.Finish();
+    XET_ASSIGN_OR_RETURN(result, applier.ApplyBatch(ops));
+    return Status::Ok();
   });
   XET_RETURN_IF_ERROR(st);
   return result;
@@ -854,10 +751,7 @@ Status SqliteIndex::ImportBucketEntries(const BucketRecord& bucket,
     }
     XET_ASSIGN_OR_RETURN(const int64_t id, RequireBucketId(db, bucket.ns, bucket.name));
     SqliteBatchApplier applier(db, id, bucket.FullName(), bucket.updated_at_ms);
-    XET_RETURN_IF_ERROR(applier.Begin());
-    for (const BucketEntry& e : remove) XET_RETURN_IF_ERROR(applier.ImportRemoval(e));
-    for (const BucketEntry& e : put) XET_RETURN_IF_ERROR(applier.ImportEntry(e));
-    XET_RETURN_IF_ERROR(applier.Finish());
+    XET_RETURN_IF_ERROR(applier.Import(put, remove));
     XET_ASSIGN_OR_RETURN(ScopedStatement stmt,
                          db.Prepare("UPDATE buckets SET private = ?2, updated_at_ms = ?3, "
                                     "generation = max(generation, ?4) WHERE id = ?1"));
@@ -899,11 +793,8 @@ Result<std::vector<BucketEntry>> SqliteIndex::GetBucketEntries(const std::string
 Result<BucketTreePage> SqliteIndex::ListBucketTree(const std::string& ns, const std::string& name,
                                                    const std::string& prefix, bool recursive,
                                                    const std::string& cursor, size_t limit) {
-  if (limit == 0) return Status::InvalidArgument("listing limit must be at least 1");
-  std::optional<TreeCursor> resume;
-  if (!cursor.empty()) {
-    XET_ASSIGN_OR_RETURN(resume, DecodeTreeCursor(cursor));
-  }
+  XET_ASSIGN_OR_RETURN(BucketTreeWalk walk,
+                       BucketTreeWalk::Begin(prefix, recursive, cursor, limit));
   auto lease = readers_->Acquire();
   ReadSnapshot snapshot(lease.db());
   XET_RETURN_IF_ERROR(snapshot.Begin());
@@ -911,15 +802,10 @@ Result<BucketTreePage> SqliteIndex::ListBucketTree(const std::string& ns, const 
   if (!prefix.empty()) {
     XET_ASSIGN_OR_RETURN(std::optional<BucketEntry> file,
                          FindEntry(lease.db(), id, prefix, /*directories=*/false));
-    if (file) {  // a prefix naming a file lists that file alone, on one page
-      BucketTreePage page;
-      if (!resume) page.items.push_back({false, file->path, std::move(*file)});
-      return page;
-    }
+    if (file) return walk.FilePage(std::move(*file));  // a prefix naming a file
   }
-  TreeScan scan(lease.db(), id, prefix.empty() ? std::string() : DirLower(prefix), recursive);
-  if (resume) XET_RETURN_IF_ERROR(scan.ResumeAfter(*resume));
-  return scan.ReadPage(limit);
+  while (!walk.done()) XET_RETURN_IF_ERROR(ReadTreeRange(lease.db(), id, walk));
+  return walk.TakePage();
 }
 
 }  // namespace xet
