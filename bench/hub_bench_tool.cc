@@ -193,7 +193,12 @@ void RunList(const Options& opts) {
       curl, CURLOPT_HEADERFUNCTION, +[](char* d, size_t sz, size_t n, void* u) {
         std::string line(d, sz * n);
         if (line.size() > 5 && strncasecmp(line.c_str(), "link:", 5) == 0) {
-          *static_cast<std::string*>(u) = line.substr(5);
+          // The value without the blanks around it and the line's CRLF.
+          const size_t first = line.find_first_not_of(" \t", 5);
+          const size_t last = line.find_last_not_of(" \t\r\n");
+          *static_cast<std::string*>(u) = first == std::string::npos || last < first
+                                              ? std::string()
+                                              : line.substr(first, last - first + 1);
         }
         return sz * n;
       });
